@@ -1,0 +1,28 @@
+//===- Passes.h - Lowering passes -------------------------------*- C++ -*-===//
+//
+// Declarations of the lowering passes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef REMAT_CONVERSION_PASSES_H
+#define REMAT_CONVERSION_PASSES_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir::remat {
+
+#define GEN_PASS_DECL
+#include "remat/Conversion/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "remat/Conversion/Passes.h.inc"
+
+} // namespace mlir::remat
+
+#endif // REMAT_CONVERSION_PASSES_H

@@ -1,0 +1,30 @@
+//===- TrainDialect.h - The train dialect -----------------------*- C++ -*-===//
+//
+// Declares the train dialect, its ops and interfaces.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef REMAT_DIALECT_TRAIN_IR_TRAINDIALECT_H
+#define REMAT_DIALECT_TRAIN_IR_TRAINDIALECT_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include <optional>
+
+namespace mlir::remat::train {
+/// Returns the bytes of a statically shaped tensor type, 0 for anything else.
+int64_t getTensorBytes(Type type);
+} // namespace mlir::remat::train
+
+#include "remat/Dialect/Train/IR/TrainInterfaces.h.inc"
+#include "remat/Dialect/Train/IR/TrainOpsDialect.h.inc"
+
+#define GET_OP_CLASSES
+#include "remat/Dialect/Train/IR/TrainOps.h.inc"
+
+#endif // REMAT_DIALECT_TRAIN_IR_TRAINDIALECT_H

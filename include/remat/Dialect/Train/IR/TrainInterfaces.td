@@ -1,0 +1,66 @@
+//===- TrainInterfaces.td - Cost and autodiff interfaces ---*- tablegen -*-===//
+//
+// The two interfaces every train op implements, so that the cost model and
+// autodiff work on ops they do not know (the Toy ShapeInference pattern).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef REMAT_DIALECT_TRAIN_IR_TRAININTERFACES_TD
+#define REMAT_DIALECT_TRAIN_IR_TRAININTERFACES_TD
+
+include "mlir/IR/OpBase.td"
+
+def Train_CostOpInterface : OpInterface<"CostOpInterface"> {
+  let cppNamespace = "::mlir::remat::train";
+  let description = [{
+    What an op costs: floating-point operations and bytes moved. The
+    rematerialization pass uses the FLOPs as the price of recomputing the op.
+  }];
+  let methods = [
+    InterfaceMethod<"Returns the floating-point operations of one execution.",
+      "int64_t", "getFlops">,
+    InterfaceMethod<"Returns the bytes read from operands.",
+      "int64_t", "getBytesRead", (ins), [{}], [{
+        int64_t bytes = 0;
+        for (::mlir::Value v : $_op->getOperands())
+          bytes += ::mlir::remat::train::getTensorBytes(v.getType());
+        return bytes;
+      }]>,
+    InterfaceMethod<"Returns the bytes written to results.",
+      "int64_t", "getBytesWritten", (ins), [{}], [{
+        int64_t bytes = 0;
+        for (::mlir::Value v : $_op->getResults())
+          bytes += ::mlir::remat::train::getTensorBytes(v.getType());
+        return bytes;
+      }]>,
+    InterfaceMethod<[{
+        Returns the operand whose buffer the lowering overwrites with the
+        result when that operand is a donated function argument (a
+        parameter), or nullopt. Such an op allocates nothing and must be the
+        last user of that operand.
+      }],
+      "std::optional<unsigned>", "getInPlaceOperand", (ins), [{}],
+      [{ return std::nullopt; }]>,
+  ];
+}
+
+def Train_AutodiffOpInterface : OpInterface<"AutodiffOpInterface"> {
+  let cppNamespace = "::mlir::remat::train";
+  let description = [{
+    Reverse-mode differentiation of a single-result op: given the gradient of
+    the loss with respect to the result, build the gradients with respect to
+    the operands at the builder's insertion point.
+  }];
+  let methods = [
+    InterfaceMethod<[{
+        Appends one gradient per operand to `operandGrads` (a null value for
+        an operand that is not differentiable, such as a label). Emits an
+        error and fails if the op cannot be differentiated.
+      }],
+      "::llvm::LogicalResult", "buildAdjoint",
+      (ins "::mlir::OpBuilder &":$builder, "::mlir::Value":$resultGrad,
+           "::llvm::SmallVectorImpl<::mlir::Value> &":$operandGrads)>,
+  ];
+}
+
+#endif // REMAT_DIALECT_TRAIN_IR_TRAININTERFACES_TD

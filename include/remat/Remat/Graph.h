@@ -1,0 +1,112 @@
+//===- Graph.h - The rematerialization problem, free of IR ------*- C++ -*-===//
+//
+// A training step as the solvers see it: nodes with a compute cost and output
+// bytes in a fixed topological order, schedules of compute and free events,
+// and the one simulator that checks a schedule and measures it. Nothing here
+// knows MLIR, so solvers can be tested and benchmarked alone and the same
+// code reads graphs from other tools.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef REMAT_REMAT_GRAPH_H
+#define REMAT_REMAT_GRAPH_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace remat {
+
+using NodeId = int32_t;
+
+struct Node {
+  std::string name;
+  /// Price of one execution (FLOPs for IR graphs).
+  double cost = 0;
+  /// Bytes of the node's output.
+  int64_t bytes = 0;
+  /// Part of the backward pass or the update (not needed for the loss).
+  bool backward = false;
+  /// Resident before the step starts and never freed (parameters, inputs).
+  bool argument = false;
+  /// Must be resident when the step ends (it is returned).
+  bool output = false;
+  /// May be computed more than once.
+  bool recomputable = true;
+  /// When >= 0, the node writes its result into this argument's buffer: it
+  /// allocates nothing and the argument may not be used after it.
+  NodeId overwrites = -1;
+};
+
+/// A DAG whose node ids are a topological order: every edge goes from a
+/// lower id to a higher one.
+class Graph {
+public:
+  NodeId addNode(Node node);
+  /// Records that `user` reads `producer`. Requires producer < user.
+  void addEdge(NodeId producer, NodeId user);
+
+  size_t size() const { return nodes.size(); }
+  const Node &node(NodeId id) const { return nodes[id]; }
+  Node &node(NodeId id) { return nodes[id]; }
+  /// Distinct producers read by `id`, in increasing order.
+  const std::vector<NodeId> &deps(NodeId id) const { return depLists[id]; }
+  /// Distinct users of `id`, in increasing order.
+  const std::vector<NodeId> &users(NodeId id) const { return userLists[id]; }
+
+  /// Returns an empty string when the graph is well formed, else why not.
+  std::string verify() const;
+  /// Bytes resident for the whole step (the arguments).
+  int64_t argumentBytes() const;
+  /// Cost of computing every non-argument node once.
+  double baselineCost() const;
+
+private:
+  std::vector<Node> nodes;
+  std::vector<std::vector<NodeId>> depLists, userLists;
+};
+
+struct Event {
+  enum class Kind : uint8_t { Compute, Free };
+  Kind kind;
+  NodeId node;
+  bool operator==(const Event &o) const {
+    return kind == o.kind && node == o.node;
+  }
+};
+using Schedule = std::vector<Event>;
+
+struct SimResult {
+  bool valid = false;
+  /// Why the schedule is invalid.
+  std::string error;
+  /// Highest resident bytes, arguments included; reached when the output of
+  /// the compute event `peakEvent` is allocated (its inputs still live).
+  int64_t peakBytes = 0;
+  size_t peakEvent = 0;
+  /// Sum of the costs of all compute events.
+  double cost = 0;
+  /// Compute events of nodes computed before.
+  int64_t recomputations = 0;
+  /// Sum over compute events of the resident bytes above `budget`.
+  double excess = 0;
+};
+
+/// The one simulator: checks that every use finds its operand resident, that
+/// outputs survive to the end and nothing reads an overwritten argument, and
+/// measures peak bytes and cost. `budget` only feeds `excess`.
+SimResult simulate(const Graph &graph, const Schedule &schedule,
+                   int64_t budget = 0);
+
+/// Moves every free event to right after the last compute event that reads
+/// that copy of the value (or computes it, when nothing reads it), which is
+/// where the lowering frees it. Never raises the peak.
+Schedule freeAtLastUse(const Graph &graph, const Schedule &schedule);
+
+/// Resident bytes after each event, for reports and plots.
+std::vector<int64_t> residentBytes(const Graph &graph,
+                                   const Schedule &schedule);
+
+} // namespace remat
+
+#endif // REMAT_REMAT_GRAPH_H

@@ -1,0 +1,69 @@
+//===- Solvers.h - Rematerialization solvers --------------------*- C++ -*-===//
+//
+// Every solver is a pure function (graph, budget, options) -> schedule, and
+// every result is measured by the one simulator in Graph.h.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef REMAT_REMAT_SOLVERS_H
+#define REMAT_REMAT_SOLVERS_H
+
+#include "remat/Remat/Graph.h"
+
+#include <limits>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace remat {
+
+constexpr int64_t kNoBudget = std::numeric_limits<int64_t>::max();
+
+struct SolverOptions {
+  double timeLimitSeconds = 10;
+};
+
+struct SolveResult {
+  /// The schedule meets the budget. When false, `schedule` is the solver's
+  /// lowest-peak schedule and `peakBytes` the smallest budget it can reach.
+  bool feasible = false;
+  Schedule schedule;
+  int64_t peakBytes = 0;
+  double cost = 0;
+};
+
+/// Names accepted by solve(), in a stable order.
+const std::vector<std::string> &solverNames();
+bool isSolver(std::string_view name);
+
+/// Runs the named solver. The name must satisfy isSolver().
+SolveResult solve(std::string_view name, const Graph &graph, int64_t budget,
+                  const SolverOptions &options = {});
+
+/// Forward values read by the backward pass: what a solver may drop after
+/// the forward pass and recompute.
+std::vector<NodeId> checkpointCandidates(const Graph &graph);
+
+/// What happens to a forward value between the forward pass and its backward
+/// uses.
+enum class Policy : uint8_t {
+  /// Kept from the forward pass to its last use.
+  Keep,
+  /// Freed after its last forward use; recomputed before its first backward
+  /// use and then kept to its last use (Chen's segment recomputation).
+  Recompute,
+  /// Freed after its last forward use and recomputed for every backward use
+  /// (the least memory, the most compute).
+  Transient,
+};
+
+/// Builds the schedule that runs the graph in order and applies `policy`
+/// (indexed by node id; only checkpoint candidates are read) to each value;
+/// recomputations (and what they need) go right before the use that needs
+/// them, and every value is freed right after its last use.
+Schedule scheduleFromPolicies(const Graph &graph,
+                              const std::vector<Policy> &policy);
+
+} // namespace remat
+
+#endif // REMAT_REMAT_SOLVERS_H

@@ -1,0 +1,314 @@
+//===- TrainDialect.cpp - The train dialect -------------------------------===//
+//
+// Op verifiers, costs and adjoints. Costs count one multiply-add as two FLOPs
+// and an elementwise op as one FLOP per element (a few for the loss), which
+// is all the rematerialization cost model needs: relative prices.
+//
+//===----------------------------------------------------------------------===//
+
+#include "remat/Dialect/Train/IR/TrainDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/StringSwitch.h"
+
+using namespace mlir;
+using namespace mlir::remat::train;
+
+#include "remat/Dialect/Train/IR/TrainInterfaces.cpp.inc"
+#include "remat/Dialect/Train/IR/TrainOpsDialect.cpp.inc"
+
+#define GET_OP_CLASSES
+#include "remat/Dialect/Train/IR/TrainOps.cpp.inc"
+
+int64_t mlir::remat::train::getTensorBytes(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.hasStaticShape())
+    return 0;
+  return tensor.getNumElements() *
+         static_cast<int64_t>(
+             llvm::divideCeil(tensor.getElementTypeBitWidth(), 8));
+}
+
+static int64_t numElements(Value v) {
+  return cast<RankedTensorType>(v.getType()).getNumElements();
+}
+
+void TrainDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "remat/Dialect/Train/IR/TrainOps.cpp.inc"
+      >();
+}
+
+//===----------------------------------------------------------------------===//
+// Attributes on functions
+//===----------------------------------------------------------------------===//
+
+static bool isArgRole(StringRef role) {
+  return role == "param" || role == "input" || role == "label";
+}
+static bool isResultRole(StringRef role) {
+  return role == "loss" || role == "updated_param" || role == "grad";
+}
+
+LogicalResult TrainDialect::verifyRegionArgAttribute(Operation *op,
+                                                     unsigned regionIndex,
+                                                     unsigned argIndex,
+                                                     NamedAttribute attr) {
+  if (attr.getName() == kRoleAttr) {
+    auto role = dyn_cast<StringAttr>(attr.getValue());
+    if (!role || !isArgRole(role.getValue()))
+      return op->emitError() << "argument " << argIndex << ": '" << kRoleAttr
+                             << "' must be \"param\", \"input\" or "
+                                "\"label\", got "
+                             << attr.getValue();
+    return success();
+  }
+  if (attr.getName() == kNameAttr) {
+    if (!isa<StringAttr>(attr.getValue()))
+      return op->emitError() << "argument " << argIndex << ": '" << kNameAttr
+                             << "' must be a string";
+    return success();
+  }
+  return op->emitError() << "unknown train argument attribute '"
+                         << attr.getName() << "'";
+}
+
+LogicalResult TrainDialect::verifyRegionResultAttribute(Operation *op,
+                                                        unsigned regionIndex,
+                                                        unsigned resultIndex,
+                                                        NamedAttribute attr) {
+  if (attr.getName() == kRoleAttr) {
+    auto role = dyn_cast<StringAttr>(attr.getValue());
+    if (!role || !isResultRole(role.getValue()))
+      return op->emitError() << "result " << resultIndex << ": '" << kRoleAttr
+                             << "' must be \"loss\", \"updated_param\" or "
+                                "\"grad\", got "
+                             << attr.getValue();
+    return success();
+  }
+  if (attr.getName() == kParamAttr) {
+    auto index = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!index || index.getInt() < 0)
+      return op->emitError() << "result " << resultIndex << ": '" << kParamAttr
+                             << "' must be a non-negative integer";
+    return success();
+  }
+  return op->emitError() << "unknown train result attribute '"
+                         << attr.getName() << "'";
+}
+
+LogicalResult TrainDialect::verifyOperationAttribute(Operation *op,
+                                                     NamedAttribute attr) {
+  if (attr.getName() == kStepAttr) {
+    // Kept through lowering (func.func, then llvm.func).
+    if (!isa<FunctionOpInterface>(op) || !isa<UnitAttr>(attr.getValue()))
+      return op->emitError() << "'" << kStepAttr
+                             << "' must be a unit attribute on a function";
+    return success();
+  }
+  if (attr.getName() == kRecomputeAttr) {
+    if (!isa<IntegerAttr>(attr.getValue()))
+      return op->emitError() << "'" << kRecomputeAttr
+                             << "' must be an integer";
+    return success();
+  }
+  return op->emitError() << "unknown train attribute '" << attr.getName()
+                         << "'";
+}
+
+//===----------------------------------------------------------------------===//
+// Verifiers
+//===----------------------------------------------------------------------===//
+
+/// All operands and results of a train op share one element type.
+static LogicalResult verifySameElementType(Operation *op) {
+  Type elementType;
+  for (Type t : llvm::concat<Type>(op->getOperandTypes(), op->getResultTypes())) {
+    Type e = cast<ShapedType>(t).getElementType();
+    if (!elementType)
+      elementType = e;
+    else if (e != elementType)
+      return op->emitOpError("operands and results must have one element "
+                             "type, got ")
+             << elementType << " and " << e;
+  }
+  return success();
+}
+
+LogicalResult MatmulOp::verify() {
+  if (failed(verifySameElementType(*this)))
+    return failure();
+  auto lhs = getLhs().getType(), rhs = getRhs().getType();
+  auto result = getResult().getType();
+  if (lhs.getRank() != 2 || rhs.getRank() != 2 || result.getRank() != 2)
+    return emitOpError("expects rank-2 operands and result");
+  int64_t m = getTransposeLhs() ? lhs.getDimSize(1) : lhs.getDimSize(0);
+  int64_t kl = getTransposeLhs() ? lhs.getDimSize(0) : lhs.getDimSize(1);
+  int64_t kr = getTransposeRhs() ? rhs.getDimSize(1) : rhs.getDimSize(0);
+  int64_t n = getTransposeRhs() ? rhs.getDimSize(0) : rhs.getDimSize(1);
+  if (kl != kr)
+    return emitOpError("contraction dimensions differ: ")
+           << kl << " (lhs) vs " << kr << " (rhs)";
+  if (result.getDimSize(0) != m || result.getDimSize(1) != n)
+    return emitOpError("result shape must be ")
+           << m << "x" << n << ", got " << result;
+  return success();
+}
+
+LogicalResult BiasAddOp::verify() {
+  if (failed(verifySameElementType(*this)))
+    return failure();
+  auto input = getInput().getType(), bias = getBias().getType();
+  if (input.getRank() != 2 || bias.getRank() != 1)
+    return emitOpError("expects a rank-2 input and a rank-1 bias");
+  if (bias.getDimSize(0) != input.getDimSize(1))
+    return emitOpError("bias size ")
+           << bias.getDimSize(0) << " differs from the input's last dimension "
+           << input.getDimSize(1);
+  return success();
+}
+
+LogicalResult BiasGradOp::verify() {
+  if (failed(verifySameElementType(*this)))
+    return failure();
+  auto grad = getGrad().getType(), result = getResult().getType();
+  if (grad.getRank() != 2 || result.getRank() != 1)
+    return emitOpError("expects a rank-2 operand and a rank-1 result");
+  if (result.getDimSize(0) != grad.getDimSize(1))
+    return emitOpError("result size ")
+           << result.getDimSize(0) << " differs from the operand's last "
+           << "dimension " << grad.getDimSize(1);
+  return success();
+}
+
+LogicalResult MseLossOp::verify() { return verifySameElementType(*this); }
+
+LogicalResult MseLossGradOp::verify() {
+  return verifySameElementType(*this);
+}
+
+LogicalResult SgdUpdateOp::verify() {
+  double lr = getLearningRate().convertToDouble();
+  if (!std::isfinite(lr) || lr < 0)
+    return emitOpError("learning rate must be finite and non-negative, got ")
+           << lr;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Costs
+//===----------------------------------------------------------------------===//
+
+int64_t MatmulOp::getFlops() {
+  auto lhs = getLhs().getType();
+  int64_t k = getTransposeLhs() ? lhs.getDimSize(0) : lhs.getDimSize(1);
+  return 2 * numElements(getResult()) * k;
+}
+int64_t BiasAddOp::getFlops() { return numElements(getResult()); }
+int64_t BiasGradOp::getFlops() { return numElements(getGrad()); }
+int64_t ReluOp::getFlops() { return numElements(getResult()); }
+int64_t ReluGradOp::getFlops() { return numElements(getResult()); }
+int64_t AddOp::getFlops() { return numElements(getResult()); }
+int64_t MseLossOp::getFlops() { return 3 * numElements(getPrediction()); }
+int64_t MseLossGradOp::getFlops() { return 3 * numElements(getPrediction()); }
+int64_t SgdUpdateOp::getFlops() { return 2 * numElements(getResult()); }
+
+
+std::optional<unsigned> SgdUpdateOp::getInPlaceOperand() { return 0; }
+
+//===----------------------------------------------------------------------===//
+// Adjoints
+//===----------------------------------------------------------------------===//
+
+LogicalResult MatmulOp::buildAdjoint(OpBuilder &b, Value dy,
+                                     SmallVectorImpl<Value> &grads) {
+  Location loc = getLoc();
+  Value a = getLhs(), w = getRhs();
+  bool ta = getTransposeLhs(), tb = getTransposeRhs();
+  auto mm = [&](Value x, Value y, bool tx, bool ty, Type type) -> Value {
+    auto op = MatmulOp::create(b, loc, type, x, y);
+    op.setTransposeLhs(tx);
+    op.setTransposeRhs(ty);
+    return op;
+  };
+  Type aType = a.getType(), wType = w.getType();
+  // y = op(a) op(w); each case keeps both gradients a single matmul. The
+  // gradient of w is built first: it is the one that reads the saved
+  // activation a, which can then die (or be recomputed) before da exists.
+  Value da, dw;
+  if (!ta && !tb) {
+    dw = mm(a, dy, true, false, wType);  // a^T dy
+    da = mm(dy, w, false, true, aType);  // dy w^T
+  } else if (ta && !tb) {
+    dw = mm(a, dy, false, false, wType); // a dy
+    da = mm(w, dy, false, true, aType);  // w dy^T
+  } else if (!ta && tb) {
+    dw = mm(dy, a, true, false, wType);  // dy^T a
+    da = mm(dy, w, false, false, aType);  // dy w
+  } else {
+    dw = mm(dy, a, true, true, wType); // dy^T a^T
+    da = mm(w, dy, true, true, aType); // w^T dy^T
+  }
+  grads.push_back(da);
+  grads.push_back(dw);
+  return success();
+}
+
+LogicalResult BiasAddOp::buildAdjoint(OpBuilder &b, Value dy,
+                                      SmallVectorImpl<Value> &grads) {
+  grads.push_back(dy);
+  grads.push_back(
+      BiasGradOp::create(b, getLoc(), getBias().getType(), dy).getResult());
+  return success();
+}
+
+LogicalResult ReluOp::buildAdjoint(OpBuilder &b, Value dy,
+                                   SmallVectorImpl<Value> &grads) {
+  grads.push_back(ReluGradOp::create(b, getLoc(), dy, getResult()));
+  return success();
+}
+
+LogicalResult AddOp::buildAdjoint(OpBuilder &b, Value dy,
+                                  SmallVectorImpl<Value> &grads) {
+  grads.push_back(dy);
+  grads.push_back(dy);
+  return success();
+}
+
+LogicalResult MseLossOp::buildAdjoint(OpBuilder &b, Value dy,
+                                      SmallVectorImpl<Value> &grads) {
+  grads.push_back(
+      MseLossGradOp::create(b, getLoc(), getPrediction().getType(),
+                            getPrediction(), getTarget(), dy));
+  grads.push_back(Value()); // the target is data, not differentiated
+  return success();
+}
+
+/// Gradient forms and the optimizer update are not differentiated again:
+/// the step is first-order.
+static LogicalResult notDifferentiable(Operation *op) {
+  return op->emitOpError("is not differentiable (higher-order gradients are "
+                         "not supported)");
+}
+LogicalResult BiasGradOp::buildAdjoint(OpBuilder &, Value,
+                                       SmallVectorImpl<Value> &) {
+  return notDifferentiable(*this);
+}
+LogicalResult ReluGradOp::buildAdjoint(OpBuilder &, Value,
+                                       SmallVectorImpl<Value> &) {
+  return notDifferentiable(*this);
+}
+LogicalResult MseLossGradOp::buildAdjoint(OpBuilder &, Value,
+                                          SmallVectorImpl<Value> &) {
+  return notDifferentiable(*this);
+}
+LogicalResult SgdUpdateOp::buildAdjoint(OpBuilder &, Value,
+                                        SmallVectorImpl<Value> &) {
+  return notDifferentiable(*this);
+}

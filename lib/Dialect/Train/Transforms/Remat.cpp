@@ -1,0 +1,106 @@
+//===- Remat.cpp - Rematerialization under a memory limit -----------------===//
+//
+// IR -> graph -> solver -> rewrite -> simulate the rewritten IR again. The
+// second simulation, not the solver's own figure, is what gets reported and
+// checked against the limit, so a rewrite bug cannot hide behind a good plan.
+//
+//===----------------------------------------------------------------------===//
+
+#include "remat/Analysis/MemoryModel.h"
+#include "remat/Dialect/Train/IR/TrainDialect.h"
+#include "remat/Dialect/Train/Transforms/Passes.h"
+#include "remat/Remat/Solvers.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace mlir::remat::train {
+#define GEN_PASS_DEF_TRAINREMAT
+#include "remat/Dialect/Train/Transforms/Passes.h.inc"
+} // namespace mlir::remat::train
+
+using namespace mlir;
+using namespace mlir::remat;
+using namespace mlir::remat::train;
+
+static std::string formatPercent(double ratio) {
+  std::string s;
+  llvm::raw_string_ostream(s) << llvm::format("%.2f%%", 100.0 * ratio);
+  return s;
+}
+
+namespace {
+struct TrainRematPass : public train::impl::TrainRematBase<TrainRematPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    if (failed(run(getOperation())))
+      signalPassFailure();
+  }
+  LogicalResult run(func::FuncOp func);
+};
+} // namespace
+
+LogicalResult TrainRematPass::run(func::FuncOp func) {
+  if (func.isExternal())
+    return success();
+  if (memoryLimit.empty())
+    return func.emitError("train-remat needs a memory limit "
+                          "(memory-limit=<bytes|KiB|MiB|GiB|percent>)");
+  if (!::remat::isSolver(solver))
+    return func.emitError("unknown solver '")
+           << solver << "'; expected one of: "
+           << llvm::join(::remat::solverNames(), ", ");
+  if (!(timeLimit > 0))
+    return func.emitError("time-limit must be a positive number of seconds, "
+                          "got ")
+           << timeLimit;
+
+  FailureOr<StepGraph> step = buildStepGraph(func);
+  if (failed(step))
+    return failure();
+  ::remat::SimResult before =
+      ::remat::simulate(step->graph, blockOrderSchedule(step->graph));
+  if (!before.valid)
+    return func.emitError("the function cannot run as written: ")
+           << before.error;
+
+  std::string error;
+  FailureOr<int64_t> budget =
+      parseMemoryLimit(memoryLimit, before.peakBytes, error);
+  if (failed(budget))
+    return func.emitError(error);
+
+  ::remat::SolverOptions options;
+  options.timeLimitSeconds = timeLimit;
+  ::remat::SolveResult result =
+      ::remat::solve(solver, step->graph, *budget, options);
+  int64_t fixed = step->graph.argumentBytes();
+  if (!result.feasible)
+    return func.emitError("memory limit of ")
+           << formatBytes(*budget) << " cannot be met: the smallest peak the '"
+           << solver << "' solver reaches is " << formatBytes(result.peakBytes)
+           << " (fixed part " << formatBytes(fixed)
+           << ": parameters, inputs and labels)";
+
+  int64_t clones = applySchedule(*step, result.schedule);
+  FailureOr<MemoryReport> after = analyzeMemory(func);
+  if (failed(after))
+    return failure();
+  if (after->peakBytes > *budget || after->peakBytes != result.peakBytes)
+    return func.emitError("internal error: the rewritten function peaks at ")
+           << formatBytes(after->peakBytes) << ", the solver's schedule at "
+           << formatBytes(result.peakBytes);
+
+  double extra = after->cost - before.cost;
+  func.emitRemark() << "train-remat: solver '" << solver << "', limit "
+                    << *budget << " bytes: peak " << after->peakBytes
+                    << " bytes (was " << before.peakBytes << "), fixed "
+                    << fixed << " bytes (parameters " << step->paramBytes
+                    << ", inputs and labels " << step->dataBytes
+                    << "); extra compute "
+                    << static_cast<int64_t>(extra) << " FLOPs (+"
+                    << formatPercent(extra / std::max(before.cost, 1.0))
+                    << "), " << clones << " ops recomputed";
+  return success();
+}

@@ -1,0 +1,189 @@
+//===- Graph.cpp - Rematerialization graph and simulator ------------------===//
+//
+// The simulator is the single source of every memory and cost figure the
+// project reports, so it checks schedules strictly rather than guessing what
+// a malformed one meant.
+//
+//===----------------------------------------------------------------------===//
+
+#include "remat/Remat/Graph.h"
+
+#include <algorithm>
+#include <cassert>
+
+using namespace remat;
+
+NodeId Graph::addNode(Node node) {
+  nodes.push_back(std::move(node));
+  depLists.emplace_back();
+  userLists.emplace_back();
+  return static_cast<NodeId>(nodes.size() - 1);
+}
+
+void Graph::addEdge(NodeId producer, NodeId user) {
+  assert(producer >= 0 && producer < user && user < (NodeId)nodes.size() &&
+         "edges must follow the topological order");
+  auto insertSorted = [](std::vector<NodeId> &list, NodeId id) {
+    auto it = std::lower_bound(list.begin(), list.end(), id);
+    if (it == list.end() || *it != id)
+      list.insert(it, id);
+  };
+  insertSorted(depLists[user], producer);
+  insertSorted(userLists[producer], user);
+}
+
+std::string Graph::verify() const {
+  for (NodeId id = 0; id < (NodeId)nodes.size(); ++id) {
+    const Node &n = nodes[id];
+    std::string where = "node " + std::to_string(id) + " ('" + n.name + "')";
+    if (n.bytes < 0)
+      return where + " has negative size";
+    if (n.cost < 0)
+      return where + " has negative cost";
+    if (n.argument && !depLists[id].empty())
+      return where + " is an argument with inputs";
+    for (NodeId d : depLists[id])
+      if (d >= id)
+        return where + " reads a later node";
+    if (n.overwrites >= 0) {
+      if (n.overwrites >= id || !nodes[n.overwrites].argument)
+        return where + " overwrites a node that is not an earlier argument";
+      if (!std::binary_search(depLists[id].begin(), depLists[id].end(),
+                              n.overwrites))
+        return where + " overwrites a node it does not read";
+    }
+  }
+  return "";
+}
+
+int64_t Graph::argumentBytes() const {
+  int64_t bytes = 0;
+  for (const Node &n : nodes)
+    if (n.argument)
+      bytes += n.bytes;
+  return bytes;
+}
+
+double Graph::baselineCost() const {
+  double cost = 0;
+  for (const Node &n : nodes)
+    if (!n.argument)
+      cost += n.cost;
+  return cost;
+}
+
+/// Bytes a compute event allocates: an in-place update allocates nothing.
+static int64_t allocatedBytes(const Node &n) {
+  return n.overwrites >= 0 ? 0 : n.bytes;
+}
+
+SimResult remat::simulate(const Graph &graph, const Schedule &schedule,
+                          int64_t budget) {
+  SimResult r;
+  size_t n = graph.size();
+  std::vector<char> resident(n, 0), computed(n, 0), clobbered(n, 0);
+  int64_t live = 0;
+  for (NodeId id = 0; id < (NodeId)n; ++id)
+    if (graph.node(id).argument) {
+      resident[id] = 1;
+      live += graph.node(id).bytes;
+    }
+  r.peakBytes = live;
+  auto fail = [&](size_t index, const std::string &why) {
+    r.valid = false;
+    r.error = "event " + std::to_string(index) + ": " + why;
+    return r;
+  };
+  for (size_t i = 0; i < schedule.size(); ++i) {
+    const Event &e = schedule[i];
+    if (e.node < 0 || e.node >= (NodeId)n)
+      return fail(i, "unknown node " + std::to_string(e.node));
+    const Node &node = graph.node(e.node);
+    std::string name = "'" + node.name + "' (" + std::to_string(e.node) + ")";
+    if (node.argument)
+      return fail(i, "argument " + name + " is neither computed nor freed");
+    if (e.kind == Event::Kind::Free) {
+      if (!resident[e.node])
+        return fail(i, "frees " + name + ", which is not resident");
+      if (node.output)
+        return fail(i, "frees output " + name);
+      resident[e.node] = 0;
+      live -= allocatedBytes(node);
+      continue;
+    }
+    if (resident[e.node])
+      return fail(i, "computes " + name + ", which is already resident");
+    if (computed[e.node] && !node.recomputable)
+      return fail(i, "recomputes " + name + ", which is not recomputable");
+    for (NodeId d : graph.deps(e.node)) {
+      if (clobbered[d])
+        return fail(i, name + " reads '" + graph.node(d).name +
+                           "' after it was overwritten in place");
+      if (!resident[d])
+        return fail(i, name + " reads '" + graph.node(d).name +
+                           "', which is not resident");
+    }
+    if (computed[e.node])
+      ++r.recomputations;
+    computed[e.node] = 1;
+    resident[e.node] = 1;
+    if (node.overwrites >= 0)
+      clobbered[node.overwrites] = 1;
+    live += allocatedBytes(node);
+    r.cost += node.cost;
+    if (live > r.peakBytes) {
+      r.peakBytes = live;
+      r.peakEvent = i;
+    }
+    if (live > budget)
+      r.excess += static_cast<double>(live - budget);
+  }
+  for (NodeId id = 0; id < (NodeId)n; ++id)
+    if (graph.node(id).output && !resident[id])
+      return fail(schedule.size(), "output '" + graph.node(id).name +
+                                       "' is not resident at the end");
+  r.valid = true;
+  return r;
+}
+
+std::vector<int64_t> remat::residentBytes(const Graph &graph,
+                                          const Schedule &schedule) {
+  std::vector<int64_t> out;
+  int64_t live = graph.argumentBytes();
+  for (const Event &e : schedule) {
+    int64_t bytes = allocatedBytes(graph.node(e.node));
+    live += e.kind == Event::Kind::Compute ? bytes : -bytes;
+    out.push_back(live);
+  }
+  return out;
+}
+
+Schedule remat::freeAtLastUse(const Graph &graph, const Schedule &schedule) {
+  // For each free, the index of the compute event after which it belongs.
+  std::vector<int64_t> lastTouch(graph.size(), -1);
+  std::vector<std::vector<NodeId>> freesAfter(schedule.size());
+  std::vector<NodeId> freesAtStart;
+  for (size_t i = 0; i < schedule.size(); ++i) {
+    const Event &e = schedule[i];
+    if (e.kind == Event::Kind::Free) {
+      int64_t at = lastTouch[e.node];
+      (at < 0 ? freesAtStart : freesAfter[at]).push_back(e.node);
+      continue;
+    }
+    lastTouch[e.node] = static_cast<int64_t>(i);
+    for (NodeId d : graph.deps(e.node))
+      lastTouch[d] = static_cast<int64_t>(i);
+  }
+  Schedule out;
+  out.reserve(schedule.size());
+  for (NodeId id : freesAtStart)
+    out.push_back({Event::Kind::Free, id});
+  for (size_t i = 0; i < schedule.size(); ++i) {
+    if (schedule[i].kind == Event::Kind::Free)
+      continue;
+    out.push_back(schedule[i]);
+    for (NodeId id : freesAfter[i])
+      out.push_back({Event::Kind::Free, id});
+  }
+  return out;
+}

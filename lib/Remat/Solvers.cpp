@@ -1,0 +1,312 @@
+//===- Solvers.cpp - Rematerialization solvers ----------------------------===//
+//
+// The solvers here choose which forward values to keep for the backward pass;
+// one executor (scheduleFromKeepSet) turns that choice into a schedule with
+// the recomputations placed right before their first backward use, so every
+// solver shares the same, simulator-checked notion of what a choice costs.
+//
+//===----------------------------------------------------------------------===//
+
+#include "remat/Remat/Solvers.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+
+using namespace remat;
+
+std::vector<NodeId> remat::checkpointCandidates(const Graph &graph) {
+  std::vector<NodeId> out;
+  for (NodeId id = 0; id < (NodeId)graph.size(); ++id) {
+    const Node &n = graph.node(id);
+    if (n.argument || n.output || n.backward || !n.recomputable ||
+        n.overwrites >= 0 || n.bytes == 0)
+      continue;
+    for (NodeId u : graph.users(id))
+      if (graph.node(u).backward) {
+        out.push_back(id);
+        break;
+      }
+  }
+  return out;
+}
+
+namespace {
+/// Runs the graph in order under per-value policies; see
+/// scheduleFromPolicies.
+class PolicyExecutor {
+public:
+  PolicyExecutor(const Graph &graph, const std::vector<Policy> &policy)
+      : graph(graph), policy(policy), resident(graph.size(), 0),
+        clobbered(graph.size(), 0), remaining(graph.size(), 0),
+        remainingForward(graph.size(), 0) {
+    for (NodeId id = 0; id < (NodeId)graph.size(); ++id)
+      for (NodeId u : graph.users(id)) {
+        ++remaining[id];
+        if (!graph.node(u).backward)
+          ++remainingForward[id];
+      }
+  }
+
+  Schedule run() {
+    for (NodeId id = 0; id < (NodeId)graph.size(); ++id) {
+      const Node &n = graph.node(id);
+      if (n.argument) {
+        resident[id] = 1;
+        continue;
+      }
+      std::vector<NodeId> transient;
+      for (NodeId d : graph.deps(id))
+        ensure(d, transient);
+      compute(id);
+      for (NodeId d : graph.deps(id)) {
+        --remaining[d];
+        if (!n.backward)
+          --remainingForward[d];
+      }
+      for (NodeId d : graph.deps(id))
+        maybeFree(d, n.backward);
+      for (NodeId t : transient)
+        if (policy[t] == Policy::Transient)
+          free(t);
+        else
+          maybeFree(t, n.backward);
+      maybeFree(id, n.backward);
+    }
+    return freeAtLastUse(graph, schedule);
+  }
+
+private:
+  void compute(NodeId id) {
+    schedule.push_back({Event::Kind::Compute, id});
+    resident[id] = 1;
+    if (graph.node(id).overwrites >= 0)
+      clobbered[graph.node(id).overwrites] = 1;
+  }
+
+  /// Makes `id` resident, recomputing it and what it needs. Recomputed
+  /// values stay until the consumer that asked for them has run, so two
+  /// operands that share an input do not recompute it twice.
+  void ensure(NodeId id, std::vector<NodeId> &transient) {
+    if (resident[id] || graph.node(id).argument)
+      return; // an overwritten argument is caught by the simulator
+    for (NodeId d : graph.deps(id))
+      ensure(d, transient);
+    compute(id);
+    transient.push_back(id);
+  }
+
+  void maybeFree(NodeId id, bool inBackward) {
+    const Node &n = graph.node(id);
+    if (!resident[id] || n.argument || n.output)
+      return;
+    bool dead = remaining[id] == 0;
+    bool dropped = !inBackward && !n.backward &&
+                   policy[id] != Policy::Keep && remainingForward[id] == 0;
+    if (dead || dropped)
+      free(id);
+  }
+
+  void free(NodeId id) {
+    if (!resident[id])
+      return;
+    schedule.push_back({Event::Kind::Free, id});
+    resident[id] = 0;
+  }
+
+  const Graph &graph;
+  const std::vector<Policy> &policy;
+  std::vector<char> resident, clobbered;
+  std::vector<int32_t> remaining, remainingForward;
+  Schedule schedule;
+};
+} // namespace
+
+Schedule remat::scheduleFromPolicies(const Graph &graph,
+                                     const std::vector<Policy> &policy) {
+  return PolicyExecutor(graph, policy).run();
+}
+
+static SolveResult finish(const Graph &graph, Schedule schedule,
+                          int64_t budget) {
+  SimResult sim = simulate(graph, schedule);
+  SolveResult r;
+  r.schedule = std::move(schedule);
+  r.peakBytes = sim.peakBytes;
+  r.cost = sim.cost;
+  r.feasible = sim.valid && sim.peakBytes <= budget;
+  return r;
+}
+
+/// Keeps everything: the schedule a framework without remat runs.
+static SolveResult solveNone(const Graph &graph, int64_t budget,
+                             const SolverOptions &) {
+  return finish(graph,
+                scheduleFromPolicies(
+                    graph, std::vector<Policy>(graph.size(), Policy::Keep)),
+                budget);
+}
+
+/// Chen et al. 2016, sqrt(n) checkpoints: of the k candidates, keep every
+/// round(sqrt(k))-th and recompute the segments between them. It ignores the
+/// budget; the result is feasible or not.
+static SolveResult solveChenSqrt(const Graph &graph, int64_t budget,
+                                 const SolverOptions &) {
+  std::vector<NodeId> candidates = checkpointCandidates(graph);
+  std::vector<Policy> policy(graph.size(), Policy::Keep);
+  size_t stride = std::max<size_t>(
+      1, static_cast<size_t>(std::lround(std::sqrt(candidates.size()))));
+  for (size_t i = 0; i < candidates.size(); ++i)
+    if ((i + 1) % stride != 0)
+      policy[candidates[i]] = Policy::Recompute;
+  return finish(graph, scheduleFromPolicies(graph, policy), budget);
+}
+
+namespace {
+struct Evaluated {
+  bool valid;
+  int64_t peak;
+  double cost, excess;
+};
+} // namespace
+
+/// XLA-style greedy: starting from keeping everything, repeatedly make the
+/// move (one candidate from Keep to Recompute or Transient, or from Recompute
+/// to Transient) with the largest
+/// reduction of bytes held above the budget per unit of extra compute, until
+/// the budget is met; then undo moves that are no longer needed, the most
+/// expensive first.
+static SolveResult greedyRun(const Graph &graph, int64_t budget,
+                             std::vector<std::vector<Policy>> *trajectory) {
+  std::vector<NodeId> candidates = checkpointCandidates(graph);
+  std::vector<Policy> policy(graph.size(), Policy::Keep);
+  auto evaluate = [&](const std::vector<Policy> &p) {
+    SimResult s = simulate(graph, scheduleFromPolicies(graph, p), budget);
+    return Evaluated{s.valid, s.peakBytes, s.cost, s.excess};
+  };
+  Evaluated current = evaluate(policy);
+  if (trajectory)
+    trajectory->push_back(policy);
+  while (current.peak > budget) {
+    NodeId best = -1;
+    double bestScore = 0;
+    Evaluated bestEval{};
+    Policy bestPolicy = Policy::Keep;
+    for (NodeId c : candidates) {
+      Policy old = policy[c];
+      for (Policy p : {Policy::Recompute, Policy::Transient}) {
+        if (p <= old)
+          continue;
+        policy[c] = p;
+        Evaluated e = evaluate(policy);
+        policy[c] = old;
+        double gain = current.excess - e.excess;
+        if (!e.valid || gain <= 0)
+          continue;
+        double score = gain / std::max(e.cost - current.cost, 1e-9);
+        if (best < 0 || score > bestScore) {
+          best = c;
+          bestPolicy = p;
+          bestScore = score;
+          bestEval = e;
+        }
+      }
+    }
+    if (best < 0)
+      break;
+    policy[best] = bestPolicy;
+    current = bestEval;
+    if (trajectory)
+      trajectory->push_back(policy);
+  }
+  if (current.peak <= budget) {
+    std::vector<NodeId> moved;
+    for (NodeId c : candidates)
+      if (policy[c] != Policy::Keep)
+        moved.push_back(c);
+    std::sort(moved.begin(), moved.end(), [&](NodeId a, NodeId b) {
+      return graph.node(a).cost > graph.node(b).cost;
+    });
+    for (NodeId c : moved) {
+      Policy old = policy[c];
+      for (Policy p : {Policy::Keep, Policy::Recompute}) {
+        if (p >= old)
+          break;
+        policy[c] = p;
+        Evaluated e = evaluate(policy);
+        if (e.valid && e.peak <= budget && e.cost < current.cost) {
+          current = e;
+          old = p;
+          break;
+        }
+        policy[c] = old;
+      }
+    }
+  }
+  return finish(graph, scheduleFromPolicies(graph, policy), budget);
+}
+
+static SolveResult solveGreedy(const Graph &graph, int64_t budget,
+                               const SolverOptions &) {
+  SolveResult r = greedyRun(graph, budget, nullptr);
+  if (r.feasible)
+    return r;
+  // The trajectory toward the lowest peak may pass through a state that meets
+  // this budget; it also defines the smallest budget greedy can reach, so
+  // asking again with that figure always succeeds.
+  std::vector<std::vector<Policy>> trajectory;
+  greedyRun(graph, 0, &trajectory);
+  SolveResult best = r;
+  for (const std::vector<Policy> &policy : trajectory) {
+    SolveResult s =
+        finish(graph, scheduleFromPolicies(graph, policy), budget);
+    bool better = s.feasible ? (!best.feasible || s.cost < best.cost)
+                             : (!best.feasible && s.peakBytes < best.peakBytes);
+    if (better)
+      best = std::move(s);
+  }
+  return best;
+}
+
+namespace {
+using SolverFn = std::function<SolveResult(const Graph &, int64_t,
+                                           const SolverOptions &)>;
+struct Entry {
+  std::string name;
+  SolverFn fn;
+};
+} // namespace
+
+static const std::vector<Entry> &registry() {
+  static const std::vector<Entry> entries = {
+      {"none", solveNone},
+      {"chen-sqrt", solveChenSqrt},
+      {"greedy", solveGreedy},
+  };
+  return entries;
+}
+
+const std::vector<std::string> &remat::solverNames() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const Entry &e : registry())
+      out.push_back(e.name);
+    return out;
+  }();
+  return names;
+}
+
+bool remat::isSolver(std::string_view name) {
+  for (const Entry &e : registry())
+    if (e.name == name)
+      return true;
+  return false;
+}
+
+SolveResult remat::solve(std::string_view name, const Graph &graph,
+                         int64_t budget, const SolverOptions &options) {
+  for (const Entry &e : registry())
+    if (e.name == name)
+      return e.fn(graph, budget, options);
+  return {};
+}

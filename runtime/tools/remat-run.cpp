@@ -1,0 +1,578 @@
+//===- remat-run.cpp - Run a compiled training step -----------------------===//
+//
+// Loads the shared object and manifest that remat-compile wrote, fills the
+// arguments deterministically from a seed (or from files), runs N steps and
+// reports the losses, the median step time and the predicted vs measured
+// peak bytes. It links only the C/C++ runtime and Remat's runtime library,
+// never MLIR, so it runs wherever the compiled step can.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Json.h"
+#include "remat/Runtime.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <dlfcn.h>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+namespace json = remat::json;
+
+struct TensorSpec {
+  std::string name, role, dtype;
+  std::vector<int64_t> shape;
+  int64_t param = -1;
+  size_t elementBytes() const { return dtype == "f64" ? 8 : 4; }
+  int64_t numElements() const {
+    int64_t n = 1;
+    for (int64_t d : shape)
+      n *= d;
+    return n;
+  }
+  size_t bytes() const { return numElements() * elementBytes(); }
+  /// Words of the memref descriptor: allocated, aligned, offset, sizes,
+  /// strides.
+  size_t descriptorWords() const { return 3 + 2 * shape.size(); }
+};
+
+struct Manifest {
+  std::string path, target, library, entry, function, signature, solver;
+  std::vector<TensorSpec> arguments, results;
+  int64_t predictedPeak = 0, fixedBytes = 0, memoryLimit = -1;
+  double predictedCost = 0, baselineCost = 0;
+};
+
+[[noreturn]] void die(const std::string &message) {
+  std::fprintf(stderr, "remat-run: error: %s\n", message.c_str());
+  std::exit(1);
+}
+
+std::string describe(const TensorSpec &t) {
+  std::string s = t.dtype + "[";
+  for (size_t i = 0; i < t.shape.size(); ++i)
+    s += (i ? "," : "") + std::to_string(t.shape[i]);
+  return s + "]";
+}
+
+/// The same canonical signature remat-compile embeds in the shared object.
+std::string signatureOf(const Manifest &m) {
+  std::string s;
+  for (const TensorSpec &t : m.arguments)
+    s += describe(t) + ";";
+  s += "->";
+  for (const TensorSpec &t : m.results)
+    s += describe(t) + ";";
+  return s;
+}
+
+TensorSpec readTensor(const json::Value &v, const std::string &where) {
+  if (!v.isObject())
+    die(where + " must be an object");
+  TensorSpec t;
+  auto str = [&](const char *key, bool required) {
+    const json::Value *f = v.get(key);
+    if (!f || !f->isString()) {
+      if (required)
+        die(where + ": missing string field '" + key + "'");
+      return std::string();
+    }
+    return f->string;
+  };
+  t.name = str("name", false);
+  t.role = str("role", true);
+  t.dtype = str("dtype", true);
+  if (t.dtype != "f32" && t.dtype != "f64")
+    die(where + ": unsupported dtype '" + t.dtype + "' (f32 or f64)");
+  const json::Value *shape = v.get("shape");
+  if (!shape || !shape->isArray())
+    die(where + ": missing array field 'shape'");
+  for (const json::Value &d : shape->array) {
+    if (!d.isNumber() || d.number < 1 || d.number != std::floor(d.number))
+      die(where + ": shape entries must be positive integers");
+    t.shape.push_back(static_cast<int64_t>(d.number));
+  }
+  if (const json::Value *p = v.get("param"); p && p->isNumber())
+    t.param = static_cast<int64_t>(p->number);
+  return t;
+}
+
+Manifest loadManifest(const std::string &path) {
+  std::ifstream in(path);
+  if (!in)
+    die("cannot open manifest '" + path + "'");
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  json::Value root;
+  std::string error;
+  if (!json::parse(buffer.str(), root, error))
+    die("manifest '" + path + "' is not valid JSON: " + error);
+  if (!root.isObject())
+    die("manifest '" + path + "' must be a JSON object");
+  Manifest m;
+  m.path = path;
+  auto str = [&](const char *key) {
+    const json::Value *f = root.get(key);
+    if (!f || !f->isString())
+      die("manifest '" + path + "': missing string field '" + key + "'");
+    return f->string;
+  };
+  auto num = [&](const char *key) {
+    const json::Value *f = root.get(key);
+    if (!f || !f->isNumber())
+      die("manifest '" + path + "': missing number field '" + key + "'");
+    return f->number;
+  };
+  std::string format = str("format");
+  if (format != "remat-step/1")
+    die("manifest '" + path + "' has format '" + format +
+        "'; this remat-run reads 'remat-step/1'");
+  m.target = str("target");
+  if (m.target != "cpu")
+    die("manifest '" + path + "' is for target '" + m.target +
+        "'; this remat-run was built for the CPU target only");
+  m.library = str("library");
+  m.entry = str("entry");
+  m.function = str("function");
+  m.signature = str("signature");
+  m.predictedPeak = static_cast<int64_t>(num("predicted_peak_bytes"));
+  m.fixedBytes = static_cast<int64_t>(num("fixed_bytes"));
+  m.predictedCost = num("predicted_cost_flops");
+  m.baselineCost = num("baseline_cost_flops");
+  if (const json::Value *l = root.get("memory_limit_bytes"); l && l->isNumber())
+    m.memoryLimit = static_cast<int64_t>(l->number);
+  if (const json::Value *s = root.get("solver"); s && s->isString())
+    m.solver = s->string;
+  for (const char *key : {"arguments", "results"}) {
+    const json::Value *list = root.get(key);
+    if (!list || !list->isArray())
+      die("manifest '" + path + "': missing array field '" + key + "'");
+    for (size_t i = 0; i < list->array.size(); ++i)
+      (std::string(key) == "arguments" ? m.arguments : m.results)
+          .push_back(readTensor(list->array[i], "manifest '" + path + "' " +
+                                                    key + "[" +
+                                                    std::to_string(i) + "]"));
+  }
+  if (m.results.empty() || m.results[0].role != "loss" ||
+      !m.results[0].shape.empty())
+    die("manifest '" + path + "': the first result must be the scalar loss");
+  if (signatureOf(m) != m.signature)
+    die("manifest '" + path + "': 'signature' does not match its arguments "
+        "and results");
+  return m;
+}
+
+uint64_t splitmix64(uint64_t &state) {
+  uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+/// Parameters: He-uniform weights (bound sqrt(6 / fan_in), fan_in the first
+/// dimension) and zero vectors; inputs and labels: uniform in [-1, 1).
+void fillDeterministic(const TensorSpec &t, void *data, uint64_t seed,
+                       size_t index) {
+  uint64_t state = seed * 0x100000001b3ULL + index * 0x9e3779b97f4a7c15ULL;
+  double bound = 1.0;
+  if (t.role == "param")
+    bound = t.shape.size() >= 2 ? std::sqrt(6.0 / t.shape[0]) : 0.0;
+  for (int64_t i = 0; i < t.numElements(); ++i) {
+    double u = (splitmix64(state) >> 11) * (1.0 / 9007199254740992.0);
+    double v = (2 * u - 1) * bound;
+    if (t.dtype == "f64")
+      static_cast<double *>(data)[i] = v;
+    else
+      static_cast<float *>(data)[i] = static_cast<float>(v);
+  }
+}
+
+double readScalar(const TensorSpec &t, const void *data, int64_t i = 0) {
+  return t.dtype == "f64" ? static_cast<const double *>(data)[i]
+                          : static_cast<const float *>(data)[i];
+}
+
+uint64_t fnv1a(uint64_t h, const void *data, size_t bytes) {
+  const unsigned char *p = static_cast<const unsigned char *>(data);
+  for (size_t i = 0; i < bytes; ++i)
+    h = (h ^ p[i]) * 0x100000001b3ULL;
+  return h;
+}
+
+std::string formatNumber(double v, const std::string &dtype) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), dtype == "f64" ? "%.17g" : "%.9g", v);
+  return buf;
+}
+
+struct Options {
+  std::string manifest;
+  int steps = 5;
+  uint64_t seed = 0;
+  bool json = false;
+  int gradCheck = 0;
+  std::string saveParams;
+  std::map<std::string, std::string> inputs;
+};
+
+void usage() {
+  std::fprintf(stderr,
+               "usage: remat-run MANIFEST.json [--steps=N] [--seed=S] "
+               "[--input=NAME=FILE]... [--save-params=FILE] "
+               "[--grad-check=K] [--json]\n");
+}
+
+Options parseOptions(int argc, char **argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&](const char *flag) -> std::string {
+      std::string f = std::string(flag) + "=";
+      if (a.rfind(f, 0) == 0)
+        return a.substr(f.size());
+      if (a == flag && i + 1 < argc)
+        return argv[++i];
+      die(std::string("option ") + flag + " needs a value");
+    };
+    auto integer = [&](const char *flag, long min) {
+      std::string v = value(flag);
+      char *end = nullptr;
+      long n = std::strtol(v.c_str(), &end, 10);
+      if (v.empty() || *end || n < min)
+        die(std::string("option ") + flag + " expects an integer >= " +
+            std::to_string(min) + ", got '" + v + "'");
+      return n;
+    };
+    auto is = [&](const char *flag) {
+      return a == flag || a.rfind(std::string(flag) + "=", 0) == 0;
+    };
+    if (a == "--json")
+      o.json = true;
+    else if (a == "-h" || a == "--help") {
+      usage();
+      std::exit(0);
+    } else if (is("--steps"))
+      o.steps = static_cast<int>(integer("--steps", 1));
+    else if (is("--seed"))
+      o.seed = static_cast<uint64_t>(integer("--seed", 0));
+    else if (is("--grad-check"))
+      o.gradCheck = static_cast<int>(integer("--grad-check", 1));
+    else if (is("--save-params"))
+      o.saveParams = value("--save-params");
+    else if (is("--input")) {
+      std::string v = value("--input");
+      size_t eq = v.find('=');
+      if (eq == std::string::npos || eq == 0)
+        die("--input expects NAME=FILE, got '" + v + "'");
+      o.inputs[v.substr(0, eq)] = v.substr(eq + 1);
+    } else if (!a.empty() && a[0] == '-') {
+      usage();
+      die("unknown option '" + a + "'");
+    } else if (o.manifest.empty())
+      o.manifest = a;
+    else
+      die("more than one manifest given");
+  }
+  if (o.manifest.empty()) {
+    usage();
+    die("no manifest given");
+  }
+  return o;
+}
+
+using EntryFn = void (*)(void **);
+
+/// One loaded step with its argument buffers and descriptors.
+class Step {
+public:
+  Step(const Manifest &m, EntryFn entry) : m(m), entry(entry) {
+    for (const TensorSpec &t : m.arguments) {
+      void *p = remat_rt_alloc(t.bytes());
+      if (!p)
+        die("out of memory allocating argument '" + t.name + "'");
+      buffers.push_back(p);
+    }
+    size_t words = 0;
+    for (const TensorSpec &t : m.results)
+      words += t.descriptorWords();
+    resultWords.assign(words, 0);
+    for (size_t i = 0; i < m.arguments.size(); ++i) {
+      const TensorSpec &t = m.arguments[i];
+      std::vector<int64_t> d(t.descriptorWords(), 0);
+      d[0] = d[1] = static_cast<int64_t>(reinterpret_cast<intptr_t>(buffers[i]));
+      int64_t stride = 1;
+      size_t rank = t.shape.size();
+      for (size_t k = rank; k-- > 0;) {
+        d[3 + k] = t.shape[k];
+        d[3 + rank + k] = stride;
+        stride *= t.shape[k];
+      }
+      descriptors.push_back(std::move(d));
+    }
+  }
+  ~Step() {
+    for (void *p : buffers)
+      remat_rt_free(p);
+  }
+
+  void *argument(size_t i) { return buffers[i]; }
+
+  /// Runs one step; returns the loss and, when `keep` is given, the data of
+  /// every result (the caller frees them with releaseResults).
+  double run(double *ms, std::vector<void *> *keep = nullptr) {
+    std::vector<void *> packed = {resultWords.data()};
+    for (auto &d : descriptors)
+      packed.push_back(d.data());
+    auto t0 = std::chrono::steady_clock::now();
+    entry(packed.data());
+    auto t1 = std::chrono::steady_clock::now();
+    if (ms)
+      *ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
+    std::vector<void *> allocated, aligned;
+    size_t w = 0;
+    for (const TensorSpec &t : m.results) {
+      allocated.push_back(reinterpret_cast<void *>(resultWords[w]));
+      aligned.push_back(reinterpret_cast<void *>(resultWords[w + 1]));
+      w += t.descriptorWords();
+    }
+    double loss = readScalar(m.results[0], aligned[0]);
+    if (keep) {
+      *keep = aligned;
+      pendingFree = allocated;
+    } else {
+      freeAll(allocated);
+    }
+    return loss;
+  }
+  void releaseResults() {
+    freeAll(pendingFree);
+    pendingFree.clear();
+  }
+
+private:
+  static void freeAll(std::vector<void *> ptrs) {
+    std::sort(ptrs.begin(), ptrs.end());
+    ptrs.erase(std::unique(ptrs.begin(), ptrs.end()), ptrs.end());
+    for (void *p : ptrs)
+      remat_rt_free(p);
+  }
+
+  const Manifest &m;
+  EntryFn entry;
+  std::vector<void *> buffers, pendingFree;
+  std::vector<std::vector<int64_t>> descriptors;
+  std::vector<int64_t> resultWords;
+};
+
+/// Central differences of the loss against the returned gradients, on `k`
+/// parameter elements spread over all parameters.
+int gradCheck(const Manifest &m, Step &step, int k, bool json) {
+  std::vector<size_t> params;
+  for (size_t i = 0; i < m.arguments.size(); ++i)
+    if (m.arguments[i].role == "param")
+      params.push_back(i);
+  std::map<int64_t, size_t> gradResult;
+  for (size_t r = 0; r < m.results.size(); ++r)
+    if (m.results[r].role == "grad")
+      gradResult[m.results[r].param] = r;
+  if (params.empty() || gradResult.size() != params.size())
+    die("--grad-check needs a step compiled with --return-gradients");
+  std::vector<std::vector<char>> saved;
+  for (size_t i : params) {
+    const char *p = static_cast<const char *>(step.argument(i));
+    saved.emplace_back(p, p + m.arguments[i].bytes());
+  }
+  auto restore = [&]() {
+    for (size_t j = 0; j < params.size(); ++j)
+      std::memcpy(step.argument(params[j]), saved[j].data(), saved[j].size());
+  };
+  std::vector<void *> results;
+  step.run(nullptr, &results);
+  bool f64 = m.arguments[params[0]].dtype == "f64";
+  double eps = f64 ? 1e-6 : 1e-2, rtol = f64 ? 1e-6 : 5e-2,
+         atol = f64 ? 1e-9 : 1e-4;
+  double worst = 0;
+  int failures = 0;
+  uint64_t state = 12345;
+  for (int s = 0; s < k; ++s) {
+    size_t j = s % params.size();
+    const TensorSpec &t = m.arguments[params[j]];
+    int64_t e = static_cast<int64_t>(splitmix64(state) % t.numElements());
+    double analytic = readScalar(t, results[gradResult[j]], e);
+    auto lossAt = [&](double delta) {
+      restore();
+      void *p = step.argument(params[j]);
+      if (f64)
+        static_cast<double *>(p)[e] += delta;
+      else
+        static_cast<float *>(p)[e] += static_cast<float>(delta);
+      return step.run(nullptr);
+    };
+    double numeric = (lossAt(eps) - lossAt(-eps)) / (2 * eps);
+    double err = std::fabs(numeric - analytic);
+    double allowed = atol + rtol * std::max(std::fabs(numeric),
+                                            std::fabs(analytic));
+    worst = std::max(worst, err / allowed);
+    if (err > allowed) {
+      ++failures;
+      std::fprintf(stderr,
+                   "gradient mismatch: %s[%" PRId64 "] analytic %.12g, "
+                   "numeric %.12g\n",
+                   t.name.c_str(), e, analytic, numeric);
+    }
+  }
+  restore();
+  step.releaseResults();
+  if (json)
+    std::printf("{\"grad_check_samples\": %d, \"grad_check_failures\": %d, "
+                "\"grad_check_worst_ratio\": %.6g, \"rtol\": %g, "
+                "\"atol\": %g}\n",
+                k, failures, worst, rtol, atol);
+  else
+    std::printf("gradient check: %d samples, %d failures (worst error %.3g "
+                "of the allowed atol %g + rtol %g)\n",
+                k, failures, worst, atol, rtol);
+  return failures ? 1 : 0;
+}
+
+std::string dirOf(const std::string &path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options opts = parseOptions(argc, argv);
+  Manifest m = loadManifest(opts.manifest);
+  for (auto &[name, file] : opts.inputs) {
+    bool found = false;
+    for (const TensorSpec &t : m.arguments)
+      found |= t.name == name;
+    if (!found)
+      die("--input names '" + name + "', which is not an argument of '" +
+          m.function + "'");
+  }
+
+  std::string library =
+      m.library[0] == '/' ? m.library : dirOf(opts.manifest) + "/" + m.library;
+  void *handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle)
+    die("cannot load '" + library + "': " + dlerror());
+  auto entry = reinterpret_cast<EntryFn>(dlsym(handle, m.entry.c_str()));
+  auto signature =
+      reinterpret_cast<const char *const *>(dlsym(handle, "remat_step_signature"));
+  if (!entry || !signature)
+    die("'" + library + "' is not a step compiled by remat-compile (no '" +
+        m.entry + "' or 'remat_step_signature')");
+  if (m.signature != *signature)
+    die("manifest '" + opts.manifest + "' does not match '" + library +
+        "': the library was compiled for " + *signature + " but the manifest "
+        "describes " + m.signature);
+
+  Step step(m, entry);
+  for (size_t i = 0; i < m.arguments.size(); ++i) {
+    const TensorSpec &t = m.arguments[i];
+    auto it = opts.inputs.find(t.name);
+    if (it == opts.inputs.end()) {
+      fillDeterministic(t, step.argument(i), opts.seed, i);
+      continue;
+    }
+    std::ifstream in(it->second, std::ios::binary | std::ios::ate);
+    if (!in)
+      die("cannot open input file '" + it->second + "'");
+    size_t size = static_cast<size_t>(in.tellg());
+    if (size != t.bytes())
+      die("input file '" + it->second + "' has " + std::to_string(size) +
+          " bytes; argument '" + t.name + "' (" + describe(t) + ") needs " +
+          std::to_string(t.bytes()));
+    in.seekg(0);
+    in.read(static_cast<char *>(step.argument(i)), size);
+  }
+
+  if (opts.gradCheck)
+    return gradCheck(m, step, opts.gradCheck, opts.json);
+
+  std::vector<double> losses, times;
+  int64_t measuredPeak = 0;
+  for (int s = 0; s < opts.steps; ++s) {
+    double ms;
+    losses.push_back(step.run(&ms));
+    times.push_back(ms);
+    remat_rt_stats stats;
+    remat_rt_get_stats(&stats);
+    measuredPeak = std::max(measuredPeak, stats.peakBytes);
+    remat_rt_reset_peak();
+    if (!opts.json)
+      std::printf("step %d: loss %s (%.1f ms)\n", s + 1,
+                  formatNumber(losses.back(), m.results[0].dtype).c_str(), ms);
+  }
+  std::vector<double> sorted = times;
+  std::sort(sorted.begin(), sorted.end());
+  double median = sorted.size() % 2
+                      ? sorted[sorted.size() / 2]
+                      : 0.5 * (sorted[sorted.size() / 2 - 1] +
+                               sorted[sorted.size() / 2]);
+  uint64_t hash = 0xcbf29ce484222325ULL;
+  std::ofstream save;
+  if (!opts.saveParams.empty()) {
+    save.open(opts.saveParams, std::ios::binary);
+    if (!save)
+      die("cannot write '" + opts.saveParams + "'");
+  }
+  for (size_t i = 0; i < m.arguments.size(); ++i)
+    if (m.arguments[i].role == "param") {
+      hash = fnv1a(hash, step.argument(i), m.arguments[i].bytes());
+      if (save)
+        save.write(static_cast<const char *>(step.argument(i)),
+                   m.arguments[i].bytes());
+    }
+  double overhead = m.predictedCost / std::max(m.baselineCost, 1.0);
+  if (opts.json) {
+    std::printf("{\"function\": \"%s\", \"target\": \"%s\", "
+                "\"matmul_backend\": \"%s\", \"steps\": %d, \"losses\": [",
+                m.function.c_str(), m.target.c_str(),
+                remat_rt_matmul_backend(), opts.steps);
+    for (size_t i = 0; i < losses.size(); ++i)
+      std::printf("%s%s", i ? ", " : "",
+                  formatNumber(losses[i], m.results[0].dtype).c_str());
+    std::printf("], \"step_ms\": [");
+    for (size_t i = 0; i < times.size(); ++i)
+      std::printf("%s%.3f", i ? ", " : "", times[i]);
+    std::printf("], \"median_step_ms\": %.3f, \"predicted_peak_bytes\": "
+                "%" PRId64 ", \"measured_peak_bytes\": %" PRId64
+                ", \"fixed_bytes\": %" PRId64 ", \"memory_limit_bytes\": ",
+                median, m.predictedPeak, measuredPeak, m.fixedBytes);
+    if (m.memoryLimit >= 0)
+      std::printf("%" PRId64, m.memoryLimit);
+    else
+      std::printf("null");
+    std::printf(", \"solver\": \"%s\", \"predicted_cost_flops\": %.0f, "
+                "\"baseline_cost_flops\": %.0f, \"predicted_overhead\": %.6f, "
+                "\"params_fnv1a\": \"%016" PRIx64 "\"}\n",
+                m.solver.c_str(), m.predictedCost, m.baselineCost, overhead,
+                hash);
+  } else {
+    auto mib = [](int64_t b) { return b / (1024.0 * 1024.0); };
+    std::printf("median step time: %.1f ms (matmul: %s)\n", median,
+                remat_rt_matmul_backend());
+    std::printf("peak memory: predicted %" PRId64 " bytes (%.1f MiB), "
+                "measured %" PRId64 " bytes (%.1f MiB); fixed part %.1f MiB",
+                m.predictedPeak, mib(m.predictedPeak), measuredPeak,
+                mib(measuredPeak), mib(m.fixedBytes));
+    if (m.memoryLimit >= 0)
+      std::printf("; limit %.1f MiB", mib(m.memoryLimit));
+    std::printf("\npredicted compute: %.3g FLOPs (%.3fx the step without "
+                "remat)\nparameters fnv1a: %016" PRIx64 "\n",
+                m.predictedCost, overhead, hash);
+  }
+  return 0;
+}

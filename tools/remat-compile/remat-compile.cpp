@@ -1,0 +1,466 @@
+//===- remat-compile.cpp - Model IR to an executable training step --------===//
+//
+// The user-facing compiler, after toyc: parse the forward model, build the
+// step (train-autodiff), fit it under a memory limit (train-remat), lower it
+// with the registered pipelines, and write a shared object plus the JSON
+// manifest remat-run needs. --emit stops at any stage for inspection.
+//
+//===----------------------------------------------------------------------===//
+
+#include "remat/Analysis/MemoryModel.h"
+#include "remat/InitAll.h"
+
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Target/TargetOptions.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/SubtargetFeature.h"
+
+using namespace mlir;
+namespace cl = llvm::cl;
+using mlir::remat::train::TrainDialect;
+
+namespace {
+enum class Emit { Step, Linalg, LLVMDialect, LLVMIR, Object, Shared };
+}
+
+static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.mlir>"),
+                                      cl::init("-"));
+static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
+                                       cl::value_desc("file"), cl::init(""));
+static cl::opt<std::string> target("target",
+                                   cl::desc("Target: cpu (cuda comes later)"),
+                                   cl::init("cpu"));
+static cl::opt<std::string>
+    memoryLimit("memory-limit",
+                cl::desc("Peak memory limit (bytes, KiB/MiB/GiB, KB/MB/GB, "
+                         "or a percentage of the no-remat peak); none: no "
+                         "rematerialization"),
+                cl::init(""));
+static cl::opt<std::string> solver("solver",
+                                   cl::desc("Rematerialization solver"),
+                                   cl::init("greedy"));
+static cl::opt<double> timeLimit("time-limit",
+                                 cl::desc("Solver time limit in seconds"),
+                                 cl::init(10.0));
+static cl::opt<double> learningRate("learning-rate",
+                                    cl::desc("SGD learning rate"),
+                                    cl::init(0.01));
+static cl::opt<bool> returnGradients(
+    "return-gradients",
+    cl::desc("Return parameter gradients (for remat-run --grad-check)"),
+    cl::init(false));
+static cl::opt<Emit> emit(
+    "emit", cl::desc("What to write"), cl::init(Emit::Shared),
+    cl::values(
+        clEnumValN(Emit::Step, "step", "the train step after autodiff/remat"),
+        clEnumValN(Emit::Linalg, "linalg", "linalg on tensors"),
+        clEnumValN(Emit::LLVMDialect, "llvm-mlir", "the LLVM dialect"),
+        clEnumValN(Emit::LLVMIR, "llvm", "LLVM IR after optimization"),
+        clEnumValN(Emit::Object, "obj", "an object file"),
+        clEnumValN(Emit::Shared, "so",
+                   "a shared object and its manifest (default)")));
+
+static std::string dtypeOf(Type type) {
+  Type e = cast<ShapedType>(type).getElementType();
+  return e.isF64() ? "f64" : e.isF32() ? "f32" : "";
+}
+
+static std::string describe(Type type) {
+  auto t = cast<RankedTensorType>(type);
+  std::string s = dtypeOf(type) + "[";
+  for (auto [i, d] : llvm::enumerate(t.getShape()))
+    s += (i ? "," : "") + std::to_string(d);
+  return s + "]";
+}
+
+static llvm::json::Array shapeOf(Type type) {
+  llvm::json::Array shape;
+  for (int64_t d : cast<RankedTensorType>(type).getShape())
+    shape.push_back(d);
+  return shape;
+}
+
+namespace {
+/// What the manifest says about the step, gathered before lowering.
+struct StepInfo {
+  std::string function, signature;
+  llvm::json::Array arguments, results;
+  int64_t predictedPeak = 0, fixedBytes = 0, paramBytes = 0, dataBytes = 0;
+  double predictedCost = 0, baselineCost = 0;
+  std::optional<int64_t> limit;
+};
+} // namespace
+
+static LogicalResult describeStep(func::FuncOp step, StepInfo &info) {
+  info.function = step.getName().str();
+  for (unsigned i = 0; i < step.getNumArguments(); ++i) {
+    Type type = step.getArgumentTypes()[i];
+    if (dtypeOf(type).empty())
+      return step.emitError("argument ")
+             << i << " has an element type the runtime cannot fill (f32 or "
+             << "f64 only)";
+    auto role = step.getArgAttrOfType<StringAttr>(
+        i, TrainDialect::kRoleAttr);
+    auto name = step.getArgAttrOfType<StringAttr>(
+        i, TrainDialect::kNameAttr);
+    info.arguments.push_back(llvm::json::Object{
+        {"name", name ? name.str() : "arg" + std::to_string(i)},
+        {"role", role ? role.str() : "input"},
+        {"dtype", dtypeOf(type)},
+        {"shape", shapeOf(type)}});
+    info.signature += describe(type) + ";";
+  }
+  info.signature += "->";
+  for (unsigned i = 0; i < step.getNumResults(); ++i) {
+    auto role = step.getResultAttrOfType<StringAttr>(
+        i, TrainDialect::kRoleAttr);
+    // Updated parameters are written in place and not returned.
+    if (role && role.getValue() == "updated_param")
+      continue;
+    Type type = step.getResultTypes()[i];
+    llvm::json::Object result{{"role", role ? role.str() : "output"},
+                              {"dtype", dtypeOf(type)},
+                              {"shape", shapeOf(type)}};
+    if (auto param = step.getResultAttrOfType<IntegerAttr>(
+            i, TrainDialect::kParamAttr))
+      result["param"] = param.getInt();
+    info.results.push_back(std::move(result));
+    info.signature += describe(type) + ";";
+  }
+  return success();
+}
+
+static FailureOr<func::FuncOp> findModel(ModuleOp module) {
+  SmallVector<func::FuncOp> models;
+  for (auto func : module.getOps<func::FuncOp>()) {
+    bool isModel = func->hasAttr(TrainDialect::kStepAttr);
+    for (unsigned i = 0; i < func.getNumArguments(); ++i)
+      isModel |= static_cast<bool>(
+          func.getArgAttr(i, TrainDialect::kRoleAttr));
+    if (isModel)
+      models.push_back(func);
+  }
+  if (models.size() != 1)
+    return module.emitError("expects exactly one model function (arguments "
+                            "with 'train.role'), found ")
+           << models.size();
+  return models.front();
+}
+
+static LogicalResult runPasses(ModuleOp module, StringRef pipeline) {
+  PassManager pm(module->getName());
+  if (failed(parsePassPipeline(pipeline, pm)))
+    return module.emitError("internal error: bad pipeline ") << pipeline;
+  return pm.run(module);
+}
+
+static LogicalResult printModule(ModuleOp module) {
+  std::string error;
+  auto out = openOutputFile(outputFile.empty() ? std::string("-") : outputFile.getValue(), &error);
+  if (!out) {
+    llvm::errs() << "remat-compile: " << error << "\n";
+    return failure();
+  }
+  module.print(out->os());
+  out->keep();
+  return success();
+}
+
+/// Adds `remat_step(void **args)`, which calls the step's C interface with
+/// args[0] the result struct and args[1..] the argument descriptors, and the
+/// signature string remat-run checks its manifest against.
+static LogicalResult addEntryPoints(llvm::Module &m, StringRef function,
+                                    StringRef signature) {
+  llvm::Function *ciface = m.getFunction(("_mlir_ciface_" + function).str());
+  if (!ciface) {
+    llvm::errs() << "remat-compile: internal error: no C interface for '"
+                 << function << "'\n";
+    return failure();
+  }
+  llvm::LLVMContext &ctx = m.getContext();
+  auto *ptr = llvm::PointerType::get(ctx, 0);
+  auto *type =
+      llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptr}, false);
+  auto *entry = llvm::Function::Create(type, llvm::GlobalValue::ExternalLinkage,
+                                       "remat_step", m);
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", entry));
+  SmallVector<llvm::Value *> args;
+  for (unsigned i = 0; i < ciface->arg_size(); ++i) {
+    llvm::Value *slot = b.CreateConstGEP1_64(ptr, entry->getArg(0), i);
+    args.push_back(b.CreateLoad(ptr, slot));
+  }
+  b.CreateCall(ciface, args);
+  b.CreateRetVoid();
+  llvm::Constant *text = b.CreateGlobalString(signature, "remat_signature_text",
+                                              0, &m);
+  new llvm::GlobalVariable(m, ptr, /*isConstant=*/true,
+                           llvm::GlobalValue::ExternalLinkage, text,
+                           "remat_step_signature");
+  return success();
+}
+
+static std::unique_ptr<llvm::TargetMachine> hostMachine() {
+  llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
+  std::string error;
+  const llvm::Target *t = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!t) {
+    llvm::errs() << "remat-compile: " << error << "\n";
+    return nullptr;
+  }
+  llvm::SubtargetFeatures features;
+  for (auto &f : llvm::sys::getHostCPUFeatures())
+    features.AddFeature(f.getKey(), f.getValue());
+  return std::unique_ptr<llvm::TargetMachine>(t->createTargetMachine(
+      triple, llvm::sys::getHostCPUName(), features.getString(),
+      llvm::TargetOptions(), llvm::Reloc::PIC_, std::nullopt,
+      llvm::CodeGenOptLevel::Aggressive));
+}
+
+static LogicalResult writeManifest(const StepInfo &info, StringRef soPath) {
+  llvm::json::Object manifest{
+      {"format", "remat-step/1"},
+      {"target", target.getValue()},
+      {"library", llvm::sys::path::filename(soPath).str()},
+      {"entry", "remat_step"},
+      {"function", info.function},
+      {"signature", info.signature},
+      {"arguments", llvm::json::Array(info.arguments)},
+      {"results", llvm::json::Array(info.results)},
+      {"predicted_peak_bytes", info.predictedPeak},
+      {"fixed_bytes", info.fixedBytes},
+      {"param_bytes", info.paramBytes},
+      {"data_bytes", info.dataBytes},
+      {"predicted_cost_flops", info.predictedCost},
+      {"baseline_cost_flops", info.baselineCost},
+      {"memory_limit_bytes",
+       info.limit ? llvm::json::Value(*info.limit) : llvm::json::Value(nullptr)},
+      {"solver", info.limit ? solver.getValue() : "none"},
+  };
+  SmallString<128> path(soPath);
+  llvm::sys::path::replace_extension(path, "json");
+  std::string error;
+  auto out = openOutputFile(path, &error);
+  if (!out) {
+    llvm::errs() << "remat-compile: " << error << "\n";
+    return failure();
+  }
+  out->os() << llvm::formatv("{0:2}", llvm::json::Value(std::move(manifest)))
+            << "\n";
+  out->keep();
+  return success();
+}
+
+/// The roles and names are in the manifest now; LLVM IR has no place for
+/// them (translation would warn about each).
+static void stripTrainAttributes(ModuleOp module) {
+  auto keep = [](ArrayRef<NamedAttribute> attrs) {
+    SmallVector<NamedAttribute> kept;
+    for (NamedAttribute a : attrs)
+      if (!a.getName().getValue().starts_with("train."))
+        kept.push_back(a);
+    return kept;
+  };
+  module.walk([&](FunctionOpInterface func) {
+    for (unsigned i = 0; i < func.getNumArguments(); ++i)
+      func.setArgAttrs(i, keep(func.getArgAttrs(i)));
+    for (unsigned i = 0; i < func.getNumResults(); ++i)
+      func.setResultAttrs(i, keep(func.getResultAttrs(i)));
+    func->removeAttr(TrainDialect::kStepAttr);
+  });
+}
+
+static LogicalResult compile(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return failure();
+  if (target != "cpu") {
+    llvm::errs() << "remat-compile: unknown target '" << target
+                 << "'; expected: cpu\n";
+    return failure();
+  }
+  FailureOr<func::FuncOp> model = findModel(*module);
+  if (failed(model))
+    return failure();
+
+  std::string autodiff = llvm::formatv(
+      "func.func(train-autodiff{{learning-rate={0} return-gradients={1}})",
+      learningRate.getValue(), returnGradients ? "true" : "false");
+  if (failed(runPasses(*module, autodiff)))
+    return failure();
+  StepInfo info;
+  FailureOr<mlir::remat::MemoryReport> before = mlir::remat::analyzeMemory(*model);
+  if (failed(before))
+    return failure();
+  info.baselineCost = before->cost;
+  if (!memoryLimit.empty()) {
+    std::string remat = llvm::formatv(
+        "func.func(train-remat{{memory-limit={0} solver={1} time-limit={2}})",
+        memoryLimit.getValue(), solver.getValue(), timeLimit.getValue());
+    if (failed(runPasses(*module, remat)))
+      return failure();
+    std::string error;
+    info.limit = *mlir::remat::parseMemoryLimit(memoryLimit, before->peakBytes,
+                                          error);
+  }
+  FailureOr<mlir::remat::MemoryReport> after = mlir::remat::analyzeMemory(*model);
+  if (failed(after) || failed(describeStep(*model, info)))
+    return failure();
+  info.predictedPeak = after->peakBytes;
+  info.predictedCost = after->cost;
+  info.fixedBytes = after->fixedBytes;
+  info.paramBytes = after->paramBytes;
+  info.dataBytes = after->dataBytes;
+  if (emit == Emit::Step)
+    return printModule(*module);
+
+  PassManager pm(module.get()->getName());
+  if (failed(mlir::remat::buildTrainToLinalgStage(pm)) || failed(pm.run(*module)))
+    return failure();
+  if (emit == Emit::Linalg)
+    return printModule(*module);
+  (*model)->setAttr("llvm.emit_c_interface", UnitAttr::get(&context));
+  PassManager lower(module.get()->getName());
+  if (failed(mlir::remat::buildBufferizationStage(lower)) ||
+      failed(mlir::remat::buildCPUToLLVMStage(lower)) || failed(lower.run(*module)))
+    return failure();
+  if (emit == Emit::LLVMDialect)
+    return printModule(*module);
+  stripTrainAttributes(*module);
+
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(*module, llvmContext, info.function);
+  if (!llvmModule) {
+    llvm::errs() << "remat-compile: translation to LLVM IR failed\n";
+    return failure();
+  }
+  std::unique_ptr<llvm::TargetMachine> machine = hostMachine();
+  if (!machine)
+    return failure();
+  llvmModule->setDataLayout(machine->createDataLayout());
+  llvmModule->setTargetTriple(machine->getTargetTriple());
+  if (failed(addEntryPoints(*llvmModule, info.function, info.signature)))
+    return failure();
+  if (llvm::Error err =
+          makeOptimizingTransformer(3, 0, machine.get())(llvmModule.get())) {
+    llvm::errs() << "remat-compile: LLVM optimization failed: "
+                 << llvm::toString(std::move(err)) << "\n";
+    return failure();
+  }
+  if (emit == Emit::LLVMIR) {
+    std::string error;
+    auto out = openOutputFile(outputFile.empty() ? std::string("-") : outputFile.getValue(), &error);
+    if (!out) {
+      llvm::errs() << "remat-compile: " << error << "\n";
+      return failure();
+    }
+    llvmModule->print(out->os(), nullptr);
+    out->keep();
+    return success();
+  }
+
+  if (outputFile.empty() || outputFile == "-") {
+    llvm::errs() << "remat-compile: -o FILE is required for --emit=obj and "
+                    "--emit=so\n";
+    return failure();
+  }
+  SmallString<128> objPath(outputFile.getValue());
+  if (emit == Emit::Shared)
+    objPath += ".o";
+  {
+    std::string error;
+    auto out = openOutputFile(objPath, &error);
+    if (!out) {
+      llvm::errs() << "remat-compile: " << error << "\n";
+      return failure();
+    }
+    llvm::legacy::PassManager codegen;
+    if (machine->addPassesToEmitFile(codegen, out->os(), nullptr,
+                                     llvm::CodeGenFileType::ObjectFile)) {
+      llvm::errs() << "remat-compile: the target cannot emit objects\n";
+      return failure();
+    }
+    codegen.run(*llvmModule);
+    out->keep();
+  }
+  if (emit == Emit::Object)
+    return success();
+
+  // Link with the system compiler driver; the runtime's symbols stay
+  // undefined and are resolved against remat-run when it loads the step.
+  const char *cc = std::getenv("CC");
+  llvm::ErrorOr<std::string> linker =
+      llvm::sys::findProgramByName(cc && *cc ? cc : "cc");
+  if (!linker) {
+    llvm::errs() << "remat-compile: no C compiler driver ('cc' or $CC) to "
+                    "link the shared object\n";
+    return failure();
+  }
+  SmallVector<StringRef> argv = {*linker, "-shared", "-o", outputFile,
+                                 objPath};
+  std::string error;
+  int rc = llvm::sys::ExecuteAndWait(*linker, argv, std::nullopt, {}, 0, 0,
+                                     &error);
+  llvm::sys::fs::remove(objPath);
+  if (rc != 0) {
+    llvm::errs() << "remat-compile: linking failed (" << *linker << " exited "
+                 << rc << ") " << error << "\n";
+    return failure();
+  }
+  return writeManifest(info, outputFile);
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  registerAsmPrinterCLOptions();
+  registerMLIRContextCLOptions();
+  registerPassManagerCLOptions();
+  mlir::remat::registerAllPasses();
+  cl::ParseCommandLineOptions(argc, argv, "Remat compiler\n");
+
+  DialectRegistry registry;
+  mlir::remat::registerAllDialects(registry);
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+
+  std::string error;
+  auto input = openInputFile(inputFile, &error);
+  if (!input) {
+    llvm::errs() << "remat-compile: " << error << "\n";
+    return 1;
+  }
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
+  SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  context.printOpOnDiagnostic(false);
+  return failed(compile(context, sourceMgr)) ? 1 : 0;
+}
