@@ -251,17 +251,19 @@ static SolveResult solveGreedy(const Graph &graph, int64_t budget,
   SolveResult r = greedyRun(graph, budget, nullptr);
   if (r.feasible)
     return r;
-  // The trajectory toward the lowest peak may pass through a state that meets
-  // this budget; it also defines the smallest budget greedy can reach, so
-  // asking again with that figure always succeeds.
+  // Greedy's answer to "how low can you go" is the lowest peak on its path
+  // with budget 0; that path may also pass through a state that meets this
+  // budget. Reporting that figure (not this run's own lowest peak, which
+  // depends on the budget) makes asking again with it always succeed.
   std::vector<std::vector<Policy>> trajectory;
   greedyRun(graph, 0, &trajectory);
-  SolveResult best = r;
+  SolveResult best;
   for (const std::vector<Policy> &policy : trajectory) {
     SolveResult s =
         finish(graph, scheduleFromPolicies(graph, policy), budget);
-    bool better = s.feasible ? (!best.feasible || s.cost < best.cost)
-                             : (!best.feasible && s.peakBytes < best.peakBytes);
+    bool better = best.schedule.empty() ||
+                  (s.feasible ? (!best.feasible || s.cost < best.cost)
+                              : (!best.feasible && s.peakBytes < best.peakBytes));
     if (better)
       best = std::move(s);
   }

@@ -76,7 +76,7 @@ LogicalResult TrainDialect::verifyRegionArgAttribute(Operation *op,
     return success();
   }
   return op->emitError() << "unknown train argument attribute '"
-                         << attr.getName() << "'";
+                         << attr.getName().getValue() << "'";
 }
 
 LogicalResult TrainDialect::verifyRegionResultAttribute(Operation *op,
@@ -100,7 +100,7 @@ LogicalResult TrainDialect::verifyRegionResultAttribute(Operation *op,
     return success();
   }
   return op->emitError() << "unknown train result attribute '"
-                         << attr.getName() << "'";
+                         << attr.getName().getValue() << "'";
 }
 
 LogicalResult TrainDialect::verifyOperationAttribute(Operation *op,
@@ -118,7 +118,7 @@ LogicalResult TrainDialect::verifyOperationAttribute(Operation *op,
                              << "' must be an integer";
     return success();
   }
-  return op->emitError() << "unknown train attribute '" << attr.getName()
+  return op->emitError() << "unknown train attribute '" << attr.getName().getValue()
                          << "'";
 }
 

@@ -1,0 +1,66 @@
+//===- RandomGraphs.h - Random training graphs for solver tests -*- C++ -*-===//
+//
+// Graphs shaped like training steps: arguments, a forward DAG with skip
+// edges, a loss, and a backward pass that mirrors the forward one (each
+// backward node reads the gradient so far and the forward value it
+// differentiates), with in-place parameter updates at the end.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef REMAT_TEST_UNIT_RANDOMGRAPHS_H
+#define REMAT_TEST_UNIT_RANDOMGRAPHS_H
+
+#include "remat/Remat/Graph.h"
+
+#include <random>
+
+namespace remat::test {
+
+inline Graph randomTrainingGraph(unsigned seed, int forwardNodes) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int64_t> bytes(1, 64);
+  std::uniform_real_distribution<double> cost(1.0, 10.0);
+  Graph g;
+  Node param{"param", 0, 32, false, true, false, false, -1};
+  NodeId w = g.addNode(param);
+  NodeId x = g.addNode(Node{"x", 0, bytes(rng), false, true, false, false, -1});
+  std::vector<NodeId> forward;
+  for (int i = 0; i < forwardNodes; ++i) {
+    NodeId id = g.addNode(
+        Node{"f" + std::to_string(i), cost(rng), bytes(rng), false, false,
+             false, true, -1});
+    g.addEdge(forward.empty() ? x : forward.back(), id);
+    if (forward.size() > 2 && rng() % 3 == 0)
+      g.addEdge(forward[rng() % (forward.size() - 1)], id);
+    if (rng() % 2 == 0)
+      g.addEdge(w, id);
+    forward.push_back(id);
+  }
+  NodeId loss = g.addNode(Node{"loss", 1, 4, false, false, true, true, -1});
+  g.addEdge(forward.back(), loss);
+  NodeId grad = loss;
+  NodeId gradW = -1;
+  for (int i = forwardNodes - 1; i >= 0; --i) {
+    NodeId id = g.addNode(Node{"b" + std::to_string(i), cost(rng),
+                               g.node(forward[i]).bytes, true, false, false,
+                               true, -1});
+    g.addEdge(grad, id);
+    g.addEdge(forward[i], id);
+    if (i > 0 && rng() % 2 == 0)
+      g.addEdge(forward[i - 1], id);
+    grad = id;
+    if (i == forwardNodes / 2) {
+      gradW = g.addNode(Node{"dw", 1, 32, true, false, false, true, -1});
+      g.addEdge(id, gradW);
+    }
+  }
+  NodeId update = g.addNode(Node{"update", 1, 32, true, false, true, false, w});
+  g.addEdge(w, update);
+  g.addEdge(gradW, update);
+  g.addEdge(grad, update);
+  return g;
+}
+
+} // namespace remat::test
+
+#endif // REMAT_TEST_UNIT_RANDOMGRAPHS_H
