@@ -32,9 +32,11 @@ using ::remat::Schedule;
 std::string mlir::remat::formatBytes(int64_t bytes) {
   std::string s;
   llvm::raw_string_ostream os(s);
-  os << bytes << " bytes ("
-     << llvm::format("%.1f", static_cast<double>(bytes) / (1024.0 * 1024.0))
-     << " MiB)";
+  os << bytes << " bytes";
+  if (bytes >= 1024 * 1024)
+    os << " ("
+       << llvm::format("%.1f", static_cast<double>(bytes) / (1024.0 * 1024.0))
+       << " MiB)";
   return s;
 }
 

@@ -65,7 +65,7 @@ int64_t applySchedule(StepGraph &step, const ::remat::Schedule &schedule);
 FailureOr<int64_t> parseMemoryLimit(StringRef text, int64_t referencePeak,
                                     std::string &error);
 
-/// "123456789 bytes (117.7 MiB)".
+/// "123456789 bytes (117.7 MiB)"; the MiB only from 1 MiB up.
 std::string formatBytes(int64_t bytes);
 
 } // namespace mlir::remat

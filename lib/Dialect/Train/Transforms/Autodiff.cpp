@@ -143,6 +143,19 @@ LogicalResult TrainAutodiffPass::differentiate(func::FuncOp func) {
   if (returnGradients)
     llvm::append_range(results, finalGrads);
   terminator->setOperands(results);
+
+  // Adjoints build the gradient of every operand; those of inputs, labels
+  // and constants are dead and would cost compute and memory.
+  llvm::SmallPtrSet<Operation *, 32> forwardSet(forwardOps.begin(),
+                                                forwardOps.end());
+  SmallVector<Operation *> backwardOps;
+  for (Operation &op : block.without_terminator())
+    if (!forwardSet.contains(&op))
+      backwardOps.push_back(&op);
+  for (Operation *op : llvm::reverse(backwardOps))
+    if (op->use_empty())
+      op->erase();
+
   SmallVector<Type> resultTypes;
   for (Value v : results)
     resultTypes.push_back(v.getType());
