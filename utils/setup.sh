@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs the Debian packages Remat needs, when they are missing. Safe to
+# run again: it only calls apt-get when something is absent.
+set -euo pipefail
+
+packages=(cmake ninja-build g++ python3 llvm-22-dev libmlir-22-dev mlir-22-tools
+          libopenblas-dev libgtest-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+    missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+echo "setup: installing ${missing[*]}"
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  sudo=sudo
+fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq "${missing[@]}" >/dev/null
