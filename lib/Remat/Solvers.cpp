@@ -246,26 +246,48 @@ static SolveResult greedyRun(const Graph &graph, int64_t budget,
   return finish(graph, scheduleFromPolicies(graph, policy), budget);
 }
 
+/// The states greedy can answer "how low can you go" with, independent of
+/// any one budget: its path with budget 0 and the end states of a bisection
+/// over budgets between the arguments' bytes and the no-remat peak.
+static std::vector<SolveResult> greedyLadder(const Graph &graph) {
+  std::vector<SolveResult> ladder;
+  std::vector<std::vector<Policy>> trajectory;
+  greedyRun(graph, 0, &trajectory);
+  for (const std::vector<Policy> &policy : trajectory)
+    ladder.push_back(
+        finish(graph, scheduleFromPolicies(graph, policy), kNoBudget));
+  int64_t lo = graph.argumentBytes(), hi = ladder.front().peakBytes;
+  while (hi - lo > std::max<int64_t>(1, hi / 1000)) {
+    int64_t mid = lo + (hi - lo) / 2;
+    SolveResult r = greedyRun(graph, mid, nullptr);
+    if (r.feasible)
+      hi = r.peakBytes;
+    else
+      lo = mid;
+    ladder.push_back(std::move(r));
+  }
+  return ladder;
+}
+
 static SolveResult solveGreedy(const Graph &graph, int64_t budget,
                                const SolverOptions &) {
   SolveResult r = greedyRun(graph, budget, nullptr);
   if (r.feasible)
     return r;
-  // Greedy's answer to "how low can you go" is the lowest peak on its path
-  // with budget 0; that path may also pass through a state that meets this
-  // budget. Reporting that figure (not this run's own lowest peak, which
-  // depends on the budget) makes asking again with it always succeed.
-  std::vector<std::vector<Policy>> trajectory;
-  greedyRun(graph, 0, &trajectory);
+  // Answer from the ladder: the cheapest of its states that meets the
+  // budget, else its lowest peak. Because the ladder does not depend on the
+  // budget, asking again with the reported figure always succeeds.
   SolveResult best;
-  for (const std::vector<Policy> &policy : trajectory) {
-    SolveResult s =
-        finish(graph, scheduleFromPolicies(graph, policy), budget);
-    bool better = best.schedule.empty() ||
-                  (s.feasible ? (!best.feasible || s.cost < best.cost)
-                              : (!best.feasible && s.peakBytes < best.peakBytes));
-    if (better)
+  bool have = false;
+  for (SolveResult &s : greedyLadder(graph)) {
+    s.feasible = s.peakBytes <= budget;
+    bool better = !have || (s.feasible ? (!best.feasible || s.cost < best.cost)
+                                       : (!best.feasible &&
+                                          s.peakBytes < best.peakBytes));
+    if (better) {
       best = std::move(s);
+      have = true;
+    }
   }
   return best;
 }
