@@ -15,6 +15,7 @@ config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.remat_obj_root, "test")
 
 config.substitutions.append(("%remat_src", config.remat_src_root))
+config.substitutions.append(("%remat_obj", config.remat_obj_root))
 config.substitutions.append(("%python", "/usr/bin/python3"))
 
 llvm_config.with_system_environment(["HOME", "TMPDIR", "PATH"])
