@@ -135,8 +135,8 @@ FailureOr<StepGraph> mlir::remat::buildStepGraph(func::FuncOp func) {
   Operation *terminator = block.getTerminator();
   bool hasLoss = false;
   for (unsigned i = 0; i < func.getNumResults(); ++i) {
-    auto role = func.getResultAttrOfType<StringAttr>(
-        i, train::TrainDialect::kRoleAttr);
+    auto role =
+        func.getResultAttrOfType<StringAttr>(i, train::TrainDialect::kRoleAttr);
     if (!role || role.getValue() != "loss")
       continue;
     hasLoss = true;
@@ -204,8 +204,7 @@ FailureOr<MemoryReport> mlir::remat::analyzeMemory(func::FuncOp func) {
   Schedule schedule = blockOrderSchedule(graph);
   ::remat::SimResult sim = ::remat::simulate(graph, schedule);
   if (!sim.valid)
-    return func.emitError("the function cannot run as written: ")
-           << sim.error;
+    return func.emitError("the function cannot run as written: ") << sim.error;
   MemoryReport report;
   report.peakBytes = sim.peakBytes;
   report.paramBytes = step->paramBytes;
@@ -239,8 +238,8 @@ int64_t mlir::remat::applySchedule(StepGraph &step, const Schedule &schedule) {
   // pass twice never gives two recomputations the same mark.
   int64_t nextMark = 0;
   func.walk([&](Operation *op) {
-    if (auto mark = op->getAttrOfType<IntegerAttr>(
-            train::TrainDialect::kRecomputeAttr))
+    if (auto mark =
+            op->getAttrOfType<IntegerAttr>(train::TrainDialect::kRecomputeAttr))
       nextMark = std::max(nextMark, mark.getInt() + 1);
   });
   SmallVector<Value> current(step.values.begin(), step.values.end());

@@ -27,7 +27,8 @@ using train::TrainDialect;
 
 namespace {
 struct DropDonatedResultsPass
-    : public mlir::remat::impl::RematDropDonatedResultsBase<DropDonatedResultsPass> {
+    : public mlir::remat::impl::RematDropDonatedResultsBase<
+          DropDonatedResultsPass> {
   void runOnOperation() override {
     for (auto func : getOperation().getOps<func::FuncOp>()) {
       if (func.isExternal() || !func->hasAttr(TrainDialect::kStepAttr))
@@ -92,11 +93,10 @@ struct MatmulToRuntimePass
         continue;
       OpBuilder b(mm);
       Location loc = mm.getLoc();
-      auto dynamic = MemRefType::get({ShapedType::kDynamic,
-                                      ShapedType::kDynamic},
-                                     element);
-      std::string name = element.isF32() ? "remat_rt_matmul_f32"
-                                         : "remat_rt_matmul_f64";
+      auto dynamic = MemRefType::get(
+          {ShapedType::kDynamic, ShapedType::kDynamic}, element);
+      std::string name =
+          element.isF32() ? "remat_rt_matmul_f32" : "remat_rt_matmul_f64";
       auto i32 = b.getI32Type();
       auto fnType =
           b.getFunctionType({i32, i32, dynamic, dynamic, dynamic}, {});
@@ -106,9 +106,8 @@ struct MatmulToRuntimePass
         decl.setPrivate();
         decl->setAttr("llvm.emit_c_interface", mb.getUnitAttr());
       }
-      SmallVector<Value> args = {
-          arith::ConstantIntOp::create(b, loc, i32, ta),
-          arith::ConstantIntOp::create(b, loc, i32, tb)};
+      SmallVector<Value> args = {arith::ConstantIntOp::create(b, loc, i32, ta),
+                                 arith::ConstantIntOp::create(b, loc, i32, tb)};
       for (Value v : mm->getOperands())
         args.push_back(memref::CastOp::create(b, loc, dynamic, v));
       func::CallOp::create(b, loc, name, TypeRange{}, args);

@@ -11,8 +11,8 @@
 #include "remat/Dialect/Train/IR/TrainDialect.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
-#include "mlir/IR/PatternMatch.h"
 #include "mlir/Dialect/Utils/StructuredOpsUtils.h"
+#include "mlir/IR/PatternMatch.h"
 
 namespace mlir::remat {
 #define GEN_PASS_DEF_CONVERTTRAINTOLINALG
@@ -53,9 +53,7 @@ private:
       exprs.push_back(b.getAffineDimExpr(r));
     return AffineMap::get(dims, 0, exprs, b.getContext());
   }
-  AffineMap identity(unsigned rank) {
-    return b.getMultiDimIdentityMap(rank);
-  }
+  AffineMap identity(unsigned rank) { return b.getMultiDimIdentityMap(rank); }
   /// A linalg.generic writing `init`; `body` maps the scalar inputs and the
   /// current output element to the new output element.
   Value generic(ValueRange inputs, Value init, ArrayRef<AffineMap> maps,
@@ -115,13 +113,12 @@ Value Lowering::lower() {
                      return AddFOp::create(nb, l, a[0], a[1]);
                    });
   if (auto grad = dyn_cast<BiasGradOp>(op))
-    return generic({grad.getGrad()}, zeros(resultType()),
-                   {identity(2), map(2, {1})},
-                   {utils::IteratorType::reduction,
-                    utils::IteratorType::parallel},
-                   [](OpBuilder &nb, Location l, ValueRange a) -> Value {
-                     return AddFOp::create(nb, l, a[0], a[1]);
-                   });
+    return generic(
+        {grad.getGrad()}, zeros(resultType()), {identity(2), map(2, {1})},
+        {utils::IteratorType::reduction, utils::IteratorType::parallel},
+        [](OpBuilder &nb, Location l, ValueRange a) -> Value {
+          return AddFOp::create(nb, l, a[0], a[1]);
+        });
   if (auto relu = dyn_cast<ReluOp>(op)) {
     Value zero = constant(0.0);
     return elementwise({relu.getInput()},
@@ -149,34 +146,31 @@ Value Lowering::lower() {
     Value scale = constant(1.0 / static_cast<double>(type.getNumElements()));
     SmallVector<utils::IteratorType> iterators(rank,
                                                utils::IteratorType::reduction);
-    return generic({loss.getPrediction(), loss.getTarget()},
-                   zeros(resultType()),
-                   {identity(rank), identity(rank),
-                    AffineMap::get(rank, 0, {}, b.getContext())},
-                   iterators,
-                   [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-                     Value d = SubFOp::create(nb, l, a[0], a[1]);
-                     Value sq = MulFOp::create(nb, l, d, d);
-                     Value term = MulFOp::create(nb, l, sq, scale);
-                     return AddFOp::create(nb, l, a[2], term);
-                   });
+    return generic(
+        {loss.getPrediction(), loss.getTarget()}, zeros(resultType()),
+        {identity(rank), identity(rank),
+         AffineMap::get(rank, 0, {}, b.getContext())},
+        iterators, [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+          Value d = SubFOp::create(nb, l, a[0], a[1]);
+          Value sq = MulFOp::create(nb, l, d, d);
+          Value term = MulFOp::create(nb, l, sq, scale);
+          return AddFOp::create(nb, l, a[2], term);
+        });
   }
   if (auto grad = dyn_cast<MseLossGradOp>(op)) {
     unsigned rank = resultType().getRank();
     Value scale =
         constant(2.0 / static_cast<double>(resultType().getNumElements()));
-    return generic({grad.getPrediction(), grad.getTarget(),
-                    grad.getLossGrad()},
-                   empty(resultType()),
-                   {identity(rank), identity(rank),
-                    AffineMap::get(rank, 0, {}, b.getContext()),
-                    identity(rank)},
-                   parallel(rank),
-                   [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-                     Value d = SubFOp::create(nb, l, a[0], a[1]);
-                     Value s = MulFOp::create(nb, l, d, scale);
-                     return MulFOp::create(nb, l, s, a[2]);
-                   });
+    return generic(
+        {grad.getPrediction(), grad.getTarget(), grad.getLossGrad()},
+        empty(resultType()),
+        {identity(rank), identity(rank),
+         AffineMap::get(rank, 0, {}, b.getContext()), identity(rank)},
+        parallel(rank), [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+          Value d = SubFOp::create(nb, l, a[0], a[1]);
+          Value s = MulFOp::create(nb, l, d, scale);
+          return MulFOp::create(nb, l, s, a[2]);
+        });
   }
   if (auto sgd = dyn_cast<SgdUpdateOp>(op)) {
     unsigned rank = resultType().getRank();
@@ -201,7 +195,8 @@ Value Lowering::lower() {
 
 namespace {
 struct ConvertTrainToLinalgPass
-    : public mlir::remat::impl::ConvertTrainToLinalgBase<ConvertTrainToLinalgPass> {
+    : public mlir::remat::impl::ConvertTrainToLinalgBase<
+          ConvertTrainToLinalgPass> {
   void runOnOperation() override {
     SmallVector<Operation *> ops;
     getOperation().walk([&](Operation *op) {

@@ -55,13 +55,11 @@ LogicalResult mlir::remat::buildCPUPipeline(OpPassManager &pm) {
 void mlir::remat::registerPipelines() {
   auto reg = [](const char *name, const char *description,
                 LogicalResult (*build)(OpPassManager &)) {
-    PassPipelineRegistration<>(
-        name, description,
-        [build](OpPassManager &pm) { (void)build(pm); });
+    PassPipelineRegistration<>(name, description,
+                               [build](OpPassManager &pm) { (void)build(pm); });
   };
   reg("remat-cpu-pipeline",
-      "Lowers a train step to the LLVM dialect for the CPU",
-      buildCPUPipeline);
+      "Lowers a train step to the LLVM dialect for the CPU", buildCPUPipeline);
   reg("remat-bufferize-pipeline",
       "Bufferizes lowered linalg with frees at last use",
       buildBufferizationStage);

@@ -101,8 +101,8 @@ private:
     if (!resident[id] || n.argument || n.output)
       return;
     bool dead = remaining[id] == 0;
-    bool dropped = !inBackward && !n.backward &&
-                   policy[id] != Policy::Keep && remainingForward[id] == 0;
+    bool dropped = !inBackward && !n.backward && policy[id] != Policy::Keep &&
+                   remainingForward[id] == 0;
     if (dead || dropped)
       free(id);
   }
@@ -281,9 +281,10 @@ static SolveResult solveGreedy(const Graph &graph, int64_t budget,
   bool have = false;
   for (SolveResult &s : greedyLadder(graph)) {
     s.feasible = s.peakBytes <= budget;
-    bool better = !have || (s.feasible ? (!best.feasible || s.cost < best.cost)
-                                       : (!best.feasible &&
-                                          s.peakBytes < best.peakBytes));
+    bool better =
+        !have ||
+        (s.feasible ? (!best.feasible || s.cost < best.cost)
+                    : (!best.feasible && s.peakBytes < best.peakBytes));
     if (better) {
       best = std::move(s);
       have = true;
@@ -293,8 +294,8 @@ static SolveResult solveGreedy(const Graph &graph, int64_t budget,
 }
 
 namespace {
-using SolverFn = std::function<SolveResult(const Graph &, int64_t,
-                                           const SolverOptions &)>;
+using SolverFn =
+    std::function<SolveResult(const Graph &, int64_t, const SolverOptions &)>;
 struct Entry {
   std::string name;
   SolverFn fn;

@@ -65,11 +65,21 @@ private:
         return fail("unterminated escape");
       char e = text[pos++];
       switch (e) {
-      case 'n': out += '\n'; break;
-      case 't': out += '\t'; break;
-      case 'r': out += '\r'; break;
-      case 'b': out += '\b'; break;
-      case 'f': out += '\f'; break;
+      case 'n':
+        out += '\n';
+        break;
+      case 't':
+        out += '\t';
+        break;
+      case 'r':
+        out += '\r';
+        break;
+      case 'b':
+        out += '\b';
+        break;
+      case 'f':
+        out += '\f';
+        break;
       case 'u': {
         if (pos + 4 > text.size())
           return fail("bad \\u escape");
@@ -78,7 +88,9 @@ private:
         pos += 4;
         break;
       }
-      default: out += e; break;
+      default:
+        out += e;
+        break;
       }
     }
     if (pos >= text.size())

@@ -62,7 +62,8 @@ void matmulLoops(bool ta, bool tb, const MemRef<T, 2> *a, const MemRef<T, 2> *b,
 
 #ifdef REMAT_HAVE_CBLAS
 template <typename T> bool rowMajor(const MemRef<T, 2> *m) {
-  return m->strides[1] == 1 && m->strides[0] >= std::max<int64_t>(1, m->sizes[1]);
+  return m->strides[1] == 1 &&
+         m->strides[0] >= std::max<int64_t>(1, m->sizes[1]);
 }
 #endif
 } // namespace

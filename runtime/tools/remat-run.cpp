@@ -165,7 +165,8 @@ Manifest loadManifest(const std::string &path) {
       !m.results[0].shape.empty())
     die("manifest '" + path + "': the first result must be the scalar loss");
   if (signatureOf(m) != m.signature)
-    die("manifest '" + path + "': 'signature' does not match its arguments "
+    die("manifest '" + path +
+        "': 'signature' does not match its arguments "
         "and results");
   return m;
 }
@@ -224,10 +225,9 @@ struct Options {
 };
 
 void usage() {
-  std::fprintf(stderr,
-               "usage: remat-run MANIFEST.json [--steps=N] [--seed=S] "
-               "[--input=NAME=FILE]... [--save-params=FILE] "
-               "[--grad-check=K [--verbose]] [--json]\n");
+  std::fprintf(stderr, "usage: remat-run MANIFEST.json [--steps=N] [--seed=S] "
+                       "[--input=NAME=FILE]... [--save-params=FILE] "
+                       "[--grad-check=K [--verbose]] [--json]\n");
 }
 
 Options parseOptions(int argc, char **argv) {
@@ -309,7 +309,8 @@ public:
     for (size_t i = 0; i < m.arguments.size(); ++i) {
       const TensorSpec &t = m.arguments[i];
       std::vector<int64_t> d(t.descriptorWords(), 0);
-      d[0] = d[1] = static_cast<int64_t>(reinterpret_cast<intptr_t>(buffers[i]));
+      d[0] = d[1] =
+          static_cast<int64_t>(reinterpret_cast<intptr_t>(buffers[i]));
       int64_t stride = 1;
       size_t rank = t.shape.size();
       for (size_t k = rank; k-- > 0;) {
@@ -376,8 +377,7 @@ private:
 
 /// Central differences of the loss against the returned gradients, on `k`
 /// parameter elements spread over all parameters.
-int gradCheck(const Manifest &m, Step &step, int k, bool json,
-              bool verbose) {
+int gradCheck(const Manifest &m, Step &step, int k, bool json, bool verbose) {
   std::vector<size_t> params;
   for (size_t i = 0; i < m.arguments.size(); ++i)
     if (m.arguments[i].role == "param")
@@ -423,8 +423,8 @@ int gradCheck(const Manifest &m, Step &step, int k, bool json,
     };
     double numeric = (lossAt(eps) - lossAt(-eps)) / (2 * eps);
     double err = std::fabs(numeric - analytic);
-    double allowed = atol + rtol * std::max(std::fabs(numeric),
-                                            std::fabs(analytic));
+    double allowed =
+        atol + rtol * std::max(std::fabs(numeric), std::fabs(analytic));
     worst = std::max(worst, err / allowed);
     if (verbose)
       std::printf("%s[%" PRId64 "]: analytic %.12g, numeric %.12g\n",
@@ -476,15 +476,17 @@ int main(int argc, char **argv) {
   if (!handle)
     die("cannot load '" + library + "': " + dlerror());
   auto entry = reinterpret_cast<EntryFn>(dlsym(handle, m.entry.c_str()));
-  auto signature =
-      reinterpret_cast<const char *const *>(dlsym(handle, "remat_step_signature"));
+  auto signature = reinterpret_cast<const char *const *>(
+      dlsym(handle, "remat_step_signature"));
   if (!entry || !signature)
     die("'" + library + "' is not a step compiled by remat-compile (no '" +
         m.entry + "' or 'remat_step_signature')");
   if (m.signature != *signature)
     die("manifest '" + opts.manifest + "' does not match '" + library +
-        "': the library was compiled for " + *signature + " but the manifest "
-        "describes " + m.signature);
+        "': the library was compiled for " + *signature +
+        " but the manifest "
+        "describes " +
+        m.signature);
 
   Step step(m, entry);
   for (size_t i = 0; i < m.arguments.size(); ++i) {
@@ -525,10 +527,10 @@ int main(int argc, char **argv) {
   }
   std::vector<double> sorted = times;
   std::sort(sorted.begin(), sorted.end());
-  double median = sorted.size() % 2
-                      ? sorted[sorted.size() / 2]
-                      : 0.5 * (sorted[sorted.size() / 2 - 1] +
-                               sorted[sorted.size() / 2]);
+  double median =
+      sorted.size() % 2
+          ? sorted[sorted.size() / 2]
+          : 0.5 * (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]);
   uint64_t hash = 0xcbf29ce484222325ULL;
   std::ofstream save;
   if (!opts.saveParams.empty()) {
@@ -547,8 +549,8 @@ int main(int argc, char **argv) {
   if (opts.json) {
     std::printf("{\"function\": \"%s\", \"target\": \"%s\", "
                 "\"matmul_backend\": \"%s\", \"steps\": %d, \"losses\": [",
-                m.function.c_str(), m.target.c_str(),
-                remat_rt_matmul_backend(), opts.steps);
+                m.function.c_str(), m.target.c_str(), remat_rt_matmul_backend(),
+                opts.steps);
     for (size_t i = 0; i < losses.size(); ++i)
       std::printf("%s%s", i ? ", " : "",
                   formatNumber(losses[i], m.results[0].dtype).c_str());

@@ -26,9 +26,8 @@ inline Graph randomTrainingGraph(unsigned seed, int forwardNodes) {
   NodeId x = g.addNode(Node{"x", 0, bytes(rng), false, true, false, false, -1});
   std::vector<NodeId> forward;
   for (int i = 0; i < forwardNodes; ++i) {
-    NodeId id = g.addNode(
-        Node{"f" + std::to_string(i), cost(rng), bytes(rng), false, false,
-             false, true, -1});
+    NodeId id = g.addNode(Node{"f" + std::to_string(i), cost(rng), bytes(rng),
+                               false, false, false, true, -1});
     g.addEdge(forward.empty() ? x : forward.back(), id);
     if (forward.size() > 2 && rng() % 3 == 0)
       g.addEdge(forward[rng() % (forward.size() - 1)], id);
@@ -41,9 +40,9 @@ inline Graph randomTrainingGraph(unsigned seed, int forwardNodes) {
   NodeId grad = loss;
   NodeId gradW = -1;
   for (int i = forwardNodes - 1; i >= 0; --i) {
-    NodeId id = g.addNode(Node{"b" + std::to_string(i), cost(rng),
-                               g.node(forward[i]).bytes, true, false, false,
-                               true, -1});
+    NodeId id =
+        g.addNode(Node{"b" + std::to_string(i), cost(rng),
+                       g.node(forward[i]).bytes, true, false, false, true, -1});
     g.addEdge(grad, id);
     g.addEdge(forward[i], id);
     if (i > 0 && rng() % 2 == 0)

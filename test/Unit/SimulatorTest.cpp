@@ -51,8 +51,8 @@ struct Chain : ::testing::Test {
 TEST_F(Chain, GraphIsWellFormed) { EXPECT_EQ(g.verify(), ""); }
 
 TEST_F(Chain, PeakCountsInputsWhileTheOutputIsAllocated) {
-  SimResult r = simulate(g, {compute(a), compute(b), compute(c), release(a),
-                             release(b)});
+  SimResult r =
+      simulate(g, {compute(a), compute(b), compute(c), release(a), release(b)});
   ASSERT_TRUE(r.valid) << r.error;
   // At c: x 100 + a 10 + b 20 + c 5.
   EXPECT_EQ(r.peakBytes, 135);
@@ -71,9 +71,9 @@ TEST_F(Chain, RecomputationCostsAgainAndLowersThePeak) {
 }
 
 TEST_F(Chain, ExcessSumsBytesAboveTheBudget) {
-  SimResult r = simulate(g, {compute(a), compute(b), compute(c), release(a),
-                             release(b)},
-                         /*budget=*/120);
+  SimResult r =
+      simulate(g, {compute(a), compute(b), compute(c), release(a), release(b)},
+               /*budget=*/120);
   ASSERT_TRUE(r.valid);
   // After a: 110, after b: 130 (+10), after c: 135 (+15).
   EXPECT_DOUBLE_EQ(r.excess, 25);
@@ -109,9 +109,9 @@ TEST_F(Chain, RejectsAMissingOutput) {
 
 TEST_F(Chain, RejectsRecomputingAPinnedNode) {
   g.node(a).recomputable = false;
-  EXPECT_FALSE(simulate(g, {compute(a), compute(b), release(a), compute(a),
-                            compute(c)})
-                   .valid);
+  EXPECT_FALSE(
+      simulate(g, {compute(a), compute(b), release(a), compute(a), compute(c)})
+          .valid);
 }
 
 TEST(Simulator, InPlaceUpdateAllocatesNothingAndEndsTheArgument) {
@@ -127,8 +127,8 @@ TEST(Simulator, InPlaceUpdateAllocatesNothingAndEndsTheArgument) {
   g.addEdge(grad, u);
   g.addEdge(w, late);
   ASSERT_EQ(g.verify(), "");
-  SimResult ok = simulate(g, {compute(grad), compute(late), compute(u),
-                              release(grad)});
+  SimResult ok =
+      simulate(g, {compute(grad), compute(late), compute(u), release(grad)});
   ASSERT_TRUE(ok.valid) << ok.error;
   EXPECT_EQ(ok.peakBytes, 64 + 64 + 8);
   SimResult bad = simulate(g, {compute(grad), compute(u), compute(late)});

@@ -61,9 +61,8 @@ static cl::opt<std::string>
                          "or a percentage of the no-remat peak); none: no "
                          "rematerialization"),
                 cl::init(""));
-static cl::opt<std::string> solver("solver",
-                                   cl::desc("Rematerialization solver"),
-                                   cl::init("greedy"));
+static cl::opt<std::string>
+    solver("solver", cl::desc("Rematerialization solver"), cl::init("greedy"));
 static cl::opt<double> timeLimit("time-limit",
                                  cl::desc("Solver time limit in seconds"),
                                  cl::init(10.0));
@@ -76,14 +75,14 @@ static cl::opt<bool> returnGradients(
     cl::init(false));
 static cl::opt<Emit> emit(
     "emit", cl::desc("What to write"), cl::init(Emit::Shared),
-    cl::values(
-        clEnumValN(Emit::Step, "step", "the train step after autodiff/remat"),
-        clEnumValN(Emit::Linalg, "linalg", "linalg on tensors"),
-        clEnumValN(Emit::LLVMDialect, "llvm-mlir", "the LLVM dialect"),
-        clEnumValN(Emit::LLVMIR, "llvm", "LLVM IR after optimization"),
-        clEnumValN(Emit::Object, "obj", "an object file"),
-        clEnumValN(Emit::Shared, "so",
-                   "a shared object and its manifest (default)")));
+    cl::values(clEnumValN(Emit::Step, "step",
+                          "the train step after autodiff/remat"),
+               clEnumValN(Emit::Linalg, "linalg", "linalg on tensors"),
+               clEnumValN(Emit::LLVMDialect, "llvm-mlir", "the LLVM dialect"),
+               clEnumValN(Emit::LLVMIR, "llvm", "LLVM IR after optimization"),
+               clEnumValN(Emit::Object, "obj", "an object file"),
+               clEnumValN(Emit::Shared, "so",
+                          "a shared object and its manifest (default)")));
 
 static std::string dtypeOf(Type type) {
   Type e = cast<ShapedType>(type).getElementType();
@@ -124,10 +123,8 @@ static LogicalResult describeStep(func::FuncOp step, StepInfo &info) {
       return step.emitError("argument ")
              << i << " has an element type the runtime cannot fill (f32 or "
              << "f64 only)";
-    auto role = step.getArgAttrOfType<StringAttr>(
-        i, TrainDialect::kRoleAttr);
-    auto name = step.getArgAttrOfType<StringAttr>(
-        i, TrainDialect::kNameAttr);
+    auto role = step.getArgAttrOfType<StringAttr>(i, TrainDialect::kRoleAttr);
+    auto name = step.getArgAttrOfType<StringAttr>(i, TrainDialect::kNameAttr);
     info.arguments.push_back(llvm::json::Object{
         {"name", name ? name.str() : "arg" + std::to_string(i)},
         {"role", role ? role.str() : "input"},
@@ -137,8 +134,8 @@ static LogicalResult describeStep(func::FuncOp step, StepInfo &info) {
   }
   info.signature += "->";
   for (unsigned i = 0; i < step.getNumResults(); ++i) {
-    auto role = step.getResultAttrOfType<StringAttr>(
-        i, TrainDialect::kRoleAttr);
+    auto role =
+        step.getResultAttrOfType<StringAttr>(i, TrainDialect::kRoleAttr);
     // Updated parameters are written in place and not returned.
     if (role && role.getValue() == "updated_param")
       continue;
@@ -146,8 +143,8 @@ static LogicalResult describeStep(func::FuncOp step, StepInfo &info) {
     llvm::json::Object result{{"role", role ? role.str() : "output"},
                               {"dtype", dtypeOf(type)},
                               {"shape", shapeOf(type)}};
-    if (auto param = step.getResultAttrOfType<IntegerAttr>(
-            i, TrainDialect::kParamAttr))
+    if (auto param =
+            step.getResultAttrOfType<IntegerAttr>(i, TrainDialect::kParamAttr))
       result["param"] = param.getInt();
     info.results.push_back(std::move(result));
     info.signature += describe(type) + ";";
@@ -160,8 +157,7 @@ static FailureOr<func::FuncOp> findModel(ModuleOp module) {
   for (auto func : module.getOps<func::FuncOp>()) {
     bool isModel = func->hasAttr(TrainDialect::kStepAttr);
     for (unsigned i = 0; i < func.getNumArguments(); ++i)
-      isModel |= static_cast<bool>(
-          func.getArgAttr(i, TrainDialect::kRoleAttr));
+      isModel |= static_cast<bool>(func.getArgAttr(i, TrainDialect::kRoleAttr));
     if (isModel)
       models.push_back(func);
   }
@@ -181,7 +177,8 @@ static LogicalResult runPasses(ModuleOp module, StringRef pipeline) {
 
 static LogicalResult printModule(ModuleOp module) {
   std::string error;
-  auto out = openOutputFile(outputFile.empty() ? std::string("-") : outputFile.getValue(), &error);
+  auto out = openOutputFile(
+      outputFile.empty() ? std::string("-") : outputFile.getValue(), &error);
   if (!out) {
     llvm::errs() << "remat-compile: " << error << "\n";
     return failure();
@@ -216,8 +213,8 @@ static LogicalResult addEntryPoints(llvm::Module &m, StringRef function,
   }
   b.CreateCall(ciface, args);
   b.CreateRetVoid();
-  llvm::Constant *text = b.CreateGlobalString(signature, "remat_signature_text",
-                                              0, &m);
+  llvm::Constant *text =
+      b.CreateGlobalString(signature, "remat_signature_text", 0, &m);
   new llvm::GlobalVariable(m, ptr, /*isConstant=*/true,
                            llvm::GlobalValue::ExternalLinkage, text,
                            "remat_step_signature");
@@ -257,8 +254,8 @@ static LogicalResult writeManifest(const StepInfo &info, StringRef soPath) {
       {"data_bytes", info.dataBytes},
       {"predicted_cost_flops", info.predictedCost},
       {"baseline_cost_flops", info.baselineCost},
-      {"memory_limit_bytes",
-       info.limit ? llvm::json::Value(*info.limit) : llvm::json::Value(nullptr)},
+      {"memory_limit_bytes", info.limit ? llvm::json::Value(*info.limit)
+                                        : llvm::json::Value(nullptr)},
       {"solver", info.limit ? solver.getValue() : "none"},
   };
   SmallString<128> path(soPath);
@@ -313,7 +310,8 @@ static LogicalResult compile(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
   if (failed(runPasses(*module, autodiff)))
     return failure();
   StepInfo info;
-  FailureOr<mlir::remat::MemoryReport> before = mlir::remat::analyzeMemory(*model);
+  FailureOr<mlir::remat::MemoryReport> before =
+      mlir::remat::analyzeMemory(*model);
   if (failed(before))
     return failure();
   info.baselineCost = before->cost;
@@ -324,10 +322,11 @@ static LogicalResult compile(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
     if (failed(runPasses(*module, remat)))
       return failure();
     std::string error;
-    info.limit = *mlir::remat::parseMemoryLimit(memoryLimit, before->peakBytes,
-                                          error);
+    info.limit =
+        *mlir::remat::parseMemoryLimit(memoryLimit, before->peakBytes, error);
   }
-  FailureOr<mlir::remat::MemoryReport> after = mlir::remat::analyzeMemory(*model);
+  FailureOr<mlir::remat::MemoryReport> after =
+      mlir::remat::analyzeMemory(*model);
   if (failed(after) || failed(describeStep(*model, info)))
     return failure();
   info.predictedPeak = after->peakBytes;
@@ -339,14 +338,16 @@ static LogicalResult compile(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
     return printModule(*module);
 
   PassManager pm(module.get()->getName());
-  if (failed(mlir::remat::buildTrainToLinalgStage(pm)) || failed(pm.run(*module)))
+  if (failed(mlir::remat::buildTrainToLinalgStage(pm)) ||
+      failed(pm.run(*module)))
     return failure();
   if (emit == Emit::Linalg)
     return printModule(*module);
   (*model)->setAttr("llvm.emit_c_interface", UnitAttr::get(&context));
   PassManager lower(module.get()->getName());
   if (failed(mlir::remat::buildBufferizationStage(lower)) ||
-      failed(mlir::remat::buildCPUToLLVMStage(lower)) || failed(lower.run(*module)))
+      failed(mlir::remat::buildCPUToLLVMStage(lower)) ||
+      failed(lower.run(*module)))
     return failure();
   if (emit == Emit::LLVMDialect)
     return printModule(*module);
@@ -374,7 +375,8 @@ static LogicalResult compile(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
   }
   if (emit == Emit::LLVMIR) {
     std::string error;
-    auto out = openOutputFile(outputFile.empty() ? std::string("-") : outputFile.getValue(), &error);
+    auto out = openOutputFile(
+        outputFile.empty() ? std::string("-") : outputFile.getValue(), &error);
     if (!out) {
       llvm::errs() << "remat-compile: " << error << "\n";
       return failure();
@@ -421,11 +423,10 @@ static LogicalResult compile(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
                     "link the shared object\n";
     return failure();
   }
-  SmallVector<StringRef> argv = {*linker, "-shared", "-o", outputFile,
-                                 objPath};
+  SmallVector<StringRef> argv = {*linker, "-shared", "-o", outputFile, objPath};
   std::string error;
-  int rc = llvm::sys::ExecuteAndWait(*linker, argv, std::nullopt, {}, 0, 0,
-                                     &error);
+  int rc =
+      llvm::sys::ExecuteAndWait(*linker, argv, std::nullopt, {}, 0, 0, &error);
   llvm::sys::fs::remove(objPath);
   if (rc != 0) {
     llvm::errs() << "remat-compile: linking failed (" << *linker << " exited "

@@ -1,4 +1,5 @@
-/*===- Runtime.h - Remat's runtime library -------------------------*- C -*-===//
+/*===- Runtime.h - Remat's runtime library -------------------------*- C
+ *-*-===//
  *
  * The functions compiled steps call (allocation hooks, matmul) and the ones
  * the driver uses to allocate arguments and read the byte counts. Every byte

@@ -29,9 +29,8 @@ int64_t mlir::remat::train::getTensorBytes(Type type) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   if (!tensor || !tensor.hasStaticShape())
     return 0;
-  return tensor.getNumElements() *
-         static_cast<int64_t>(
-             llvm::divideCeil(tensor.getElementTypeBitWidth(), 8));
+  return tensor.getNumElements() * static_cast<int64_t>(llvm::divideCeil(
+                                       tensor.getElementTypeBitWidth(), 8));
 }
 
 static int64_t numElements(Value v) {
@@ -108,18 +107,17 @@ LogicalResult TrainDialect::verifyOperationAttribute(Operation *op,
   if (attr.getName() == kStepAttr) {
     // Kept through lowering (func.func, then llvm.func).
     if (!isa<FunctionOpInterface>(op) || !isa<UnitAttr>(attr.getValue()))
-      return op->emitError() << "'" << kStepAttr
-                             << "' must be a unit attribute on a function";
+      return op->emitError()
+             << "'" << kStepAttr << "' must be a unit attribute on a function";
     return success();
   }
   if (attr.getName() == kRecomputeAttr) {
     if (!isa<IntegerAttr>(attr.getValue()))
-      return op->emitError() << "'" << kRecomputeAttr
-                             << "' must be an integer";
+      return op->emitError() << "'" << kRecomputeAttr << "' must be an integer";
     return success();
   }
-  return op->emitError() << "unknown train attribute '" << attr.getName().getValue()
-                         << "'";
+  return op->emitError() << "unknown train attribute '"
+                         << attr.getName().getValue() << "'";
 }
 
 //===----------------------------------------------------------------------===//
@@ -129,7 +127,8 @@ LogicalResult TrainDialect::verifyOperationAttribute(Operation *op,
 /// All operands and results of a train op share one element type.
 static LogicalResult verifySameElementType(Operation *op) {
   Type elementType;
-  for (Type t : llvm::concat<Type>(op->getOperandTypes(), op->getResultTypes())) {
+  for (Type t :
+       llvm::concat<Type>(op->getOperandTypes(), op->getResultTypes())) {
     Type e = cast<ShapedType>(t).getElementType();
     if (!elementType)
       elementType = e;
@@ -189,9 +188,7 @@ LogicalResult BiasGradOp::verify() {
 
 LogicalResult MseLossOp::verify() { return verifySameElementType(*this); }
 
-LogicalResult MseLossGradOp::verify() {
-  return verifySameElementType(*this);
-}
+LogicalResult MseLossGradOp::verify() { return verifySameElementType(*this); }
 
 LogicalResult SgdUpdateOp::verify() {
   double lr = getLearningRate().convertToDouble();
@@ -219,7 +216,6 @@ int64_t MseLossOp::getFlops() { return 3 * numElements(getPrediction()); }
 int64_t MseLossGradOp::getFlops() { return 3 * numElements(getPrediction()); }
 int64_t SgdUpdateOp::getFlops() { return 2 * numElements(getResult()); }
 
-
 std::optional<unsigned> SgdUpdateOp::getInPlaceOperand() { return 0; }
 
 //===----------------------------------------------------------------------===//
@@ -243,14 +239,14 @@ LogicalResult MatmulOp::buildAdjoint(OpBuilder &b, Value dy,
   // activation a, which can then die (or be recomputed) before da exists.
   Value da, dw;
   if (!ta && !tb) {
-    dw = mm(a, dy, true, false, wType);  // a^T dy
-    da = mm(dy, w, false, true, aType);  // dy w^T
+    dw = mm(a, dy, true, false, wType); // a^T dy
+    da = mm(dy, w, false, true, aType); // dy w^T
   } else if (ta && !tb) {
     dw = mm(a, dy, false, false, wType); // a dy
     da = mm(w, dy, false, true, aType);  // w dy^T
   } else if (!ta && tb) {
     dw = mm(dy, a, true, false, wType);  // dy^T a
-    da = mm(dy, w, false, false, aType);  // dy w
+    da = mm(dy, w, false, false, aType); // dy w
   } else {
     dw = mm(dy, a, true, true, wType); // dy^T a^T
     da = mm(w, dy, true, true, aType); // w^T dy^T
@@ -283,9 +279,8 @@ LogicalResult AddOp::buildAdjoint(OpBuilder &b, Value dy,
 
 LogicalResult MseLossOp::buildAdjoint(OpBuilder &b, Value dy,
                                       SmallVectorImpl<Value> &grads) {
-  grads.push_back(
-      MseLossGradOp::create(b, getLoc(), getPrediction().getType(),
-                            getPrediction(), getTarget(), dy));
+  grads.push_back(MseLossGradOp::create(b, getLoc(), getPrediction().getType(),
+                                        getPrediction(), getTarget(), dy));
   grads.push_back(Value()); // the target is data, not differentiated
   return success();
 }

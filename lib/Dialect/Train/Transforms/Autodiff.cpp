@@ -92,9 +92,9 @@ LogicalResult TrainAutodiffPass::differentiate(func::FuncOp func) {
   llvm::DenseMap<Value, Value> grads;
   Value loss = terminator->getOperand(0);
   grads[loss] = arith::ConstantOp::create(
-      b, loc, DenseElementsAttr::get(lossType, b.getFloatAttr(
-                                                   lossType.getElementType(),
-                                                   1.0)));
+      b, loc,
+      DenseElementsAttr::get(lossType,
+                             b.getFloatAttr(lossType.getElementType(), 1.0)));
   auto accumulate = [&](Value v, Value g) {
     auto [it, inserted] = grads.try_emplace(v, g);
     if (!inserted)

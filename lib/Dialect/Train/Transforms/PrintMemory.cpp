@@ -35,8 +35,7 @@ struct TrainPrintMemoryPass
                       << static_cast<int64_t>(report->cost) << " FLOPs";
     if (report->peakOp)
       report->peakOp->emitRemark("peak reached here");
-    for (auto [value, bytes] :
-         ArrayRef(report->liveAtPeak).take_front(top)) {
+    for (auto [value, bytes] : ArrayRef(report->liveAtPeak).take_front(top)) {
       if (auto arg = dyn_cast<BlockArgument>(value))
         func.emitRemark() << "live at peak: argument " << arg.getArgNumber()
                           << ", " << bytes << " bytes";

@@ -98,8 +98,8 @@ LogicalResult TrainRematPass::run(func::FuncOp func) {
                     << " bytes (was " << before.peakBytes << "), fixed "
                     << fixed << " bytes (parameters " << step->paramBytes
                     << ", inputs and labels " << step->dataBytes
-                    << "); extra compute "
-                    << static_cast<int64_t>(extra) << " FLOPs (+"
+                    << "); extra compute " << static_cast<int64_t>(extra)
+                    << " FLOPs (+"
                     << formatPercent(extra / std::max(before.cost, 1.0))
                     << "), " << clones << " ops recomputed";
   return success();
