@@ -3,7 +3,7 @@
 # run again: it only calls apt-get when something is absent.
 set -euo pipefail
 
-packages=(cmake ninja-build g++ python3 llvm-22-dev libmlir-22-dev mlir-22-tools
+packages=(cmake ninja-build g++ python3 llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
           libopenblas-dev libgtest-dev)
 missing=()
 for p in "${packages[@]}"; do
