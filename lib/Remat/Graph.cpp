@@ -99,28 +99,30 @@ SimResult remat::simulate(const Graph &graph, const Schedule &schedule,
     if (e.node < 0 || e.node >= (NodeId)n)
       return fail(i, "unknown node " + std::to_string(e.node));
     const Node &node = graph.node(e.node);
-    std::string name = "'" + node.name + "' (" + std::to_string(e.node) + ")";
+    auto name = [&] {
+      return "'" + node.name + "' (" + std::to_string(e.node) + ")";
+    };
     if (node.argument)
-      return fail(i, "argument " + name + " is neither computed nor freed");
+      return fail(i, "argument " + name() + " is neither computed nor freed");
     if (e.kind == Event::Kind::Free) {
       if (!resident[e.node])
-        return fail(i, "frees " + name + ", which is not resident");
+        return fail(i, "frees " + name() + ", which is not resident");
       if (node.output)
-        return fail(i, "frees output " + name);
+        return fail(i, "frees output " + name());
       resident[e.node] = 0;
       live -= allocatedBytes(node);
       continue;
     }
     if (resident[e.node])
-      return fail(i, "computes " + name + ", which is already resident");
+      return fail(i, "computes " + name() + ", which is already resident");
     if (computed[e.node] && !node.recomputable)
-      return fail(i, "recomputes " + name + ", which is not recomputable");
+      return fail(i, "recomputes " + name() + ", which is not recomputable");
     for (NodeId d : graph.deps(e.node)) {
       if (clobbered[d])
-        return fail(i, name + " reads '" + graph.node(d).name +
+        return fail(i, name() + " reads '" + graph.node(d).name +
                            "' after it was overwritten in place");
       if (!resident[d])
-        return fail(i, name + " reads '" + graph.node(d).name +
+        return fail(i, name() + " reads '" + graph.node(d).name +
                            "', which is not resident");
     }
     if (computed[e.node])
@@ -138,10 +140,14 @@ SimResult remat::simulate(const Graph &graph, const Schedule &schedule,
     if (live > budget)
       r.excess += static_cast<double>(live - budget);
   }
-  for (NodeId id = 0; id < (NodeId)n; ++id)
+  for (NodeId id = 0; id < (NodeId)n; ++id) {
     if (graph.node(id).output && !resident[id])
       return fail(schedule.size(), "output '" + graph.node(id).name +
                                        "' is not resident at the end");
+    if (!graph.node(id).argument && !computed[id])
+      return fail(schedule.size(),
+                  "node '" + graph.node(id).name + "' is never computed");
+  }
   r.valid = true;
   return r;
 }

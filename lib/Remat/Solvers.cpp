@@ -12,66 +12,112 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <optional>
+#include <queue>
 
 using namespace remat;
 
+/// Whether the graph marks a backward pass at all. Graphs that do not
+/// (Moccasin's computation graphs) treat a value's first use as its "early"
+/// use and every later one as a use that may follow a recomputation.
+static bool hasBackward(const Graph &graph) {
+  for (NodeId id = 0; id < (NodeId)graph.size(); ++id)
+    if (graph.node(id).backward)
+      return true;
+  return false;
+}
+
+/// Number of users of `id` served before the value may be dropped: its
+/// forward users in a training graph, its first user otherwise.
+static int32_t earlyUses(const Graph &graph, NodeId id, bool training) {
+  const std::vector<NodeId> &users = graph.users(id);
+  if (!training)
+    return users.empty() ? 0 : 1;
+  int32_t n = 0;
+  for (NodeId u : users)
+    n += !graph.node(u).backward;
+  return n;
+}
+
 std::vector<NodeId> remat::checkpointCandidates(const Graph &graph) {
   std::vector<NodeId> out;
+  bool training = hasBackward(graph);
   for (NodeId id = 0; id < (NodeId)graph.size(); ++id) {
     const Node &n = graph.node(id);
     if (n.argument || n.output || n.backward || !n.recomputable ||
         n.overwrites >= 0 || n.bytes == 0)
       continue;
-    for (NodeId u : graph.users(id))
-      if (graph.node(u).backward) {
-        out.push_back(id);
-        break;
-      }
+    int32_t early = earlyUses(graph, id, training);
+    if (early < (int32_t)graph.users(id).size() && (training || early > 0))
+      out.push_back(id);
   }
   return out;
 }
 
 namespace {
+/// What the executor needs to know about a graph, computed once and shared
+/// by the many evaluations a solver makes.
+struct ExecutorPlan {
+  explicit ExecutorPlan(const Graph &graph) : graph(graph) {
+    bool training = hasBackward(graph);
+    remaining.resize(graph.size());
+    remainingEarly.resize(graph.size());
+    earlyDep.resize(graph.size());
+    for (NodeId id = 0; id < (NodeId)graph.size(); ++id) {
+      remaining[id] = static_cast<int32_t>(graph.users(id).size());
+      remainingEarly[id] = earlyUses(graph, id, training);
+      for (NodeId d : graph.deps(id)) {
+        // In a training graph the forward users are early; otherwise the
+        // first user is.
+        bool early = training ? !graph.node(id).backward
+                              : graph.users(d).front() == id;
+        earlyDep[id].push_back(early);
+      }
+    }
+  }
+  const Graph &graph;
+  std::vector<int32_t> remaining, remainingEarly;
+  /// For each node, whether its use of each dep (in deps() order) is early.
+  std::vector<std::vector<char>> earlyDep;
+};
+
 /// Runs the graph in order under per-value policies; see
 /// scheduleFromPolicies.
 class PolicyExecutor {
 public:
-  PolicyExecutor(const Graph &graph, const std::vector<Policy> &policy)
-      : graph(graph), policy(policy), resident(graph.size(), 0),
-        clobbered(graph.size(), 0), remaining(graph.size(), 0),
-        remainingForward(graph.size(), 0) {
-    for (NodeId id = 0; id < (NodeId)graph.size(); ++id)
-      for (NodeId u : graph.users(id)) {
-        ++remaining[id];
-        if (!graph.node(u).backward)
-          ++remainingForward[id];
-      }
+  PolicyExecutor(const ExecutorPlan &plan, const std::vector<Policy> &policy)
+      : graph(plan.graph), policy(policy), resident(graph.size(), 0),
+        dropped(graph.size(), 0), remaining(plan.remaining),
+        remainingEarly(plan.remainingEarly), earlyDep(plan.earlyDep) {
+    schedule.reserve(graph.size() * 3);
   }
 
   Schedule run() {
+    std::vector<NodeId> transient;
     for (NodeId id = 0; id < (NodeId)graph.size(); ++id) {
       const Node &n = graph.node(id);
       if (n.argument) {
         resident[id] = 1;
         continue;
       }
-      std::vector<NodeId> transient;
-      for (NodeId d : graph.deps(id))
+      transient.clear();
+      const std::vector<NodeId> &deps = graph.deps(id);
+      for (NodeId d : deps)
         ensure(d, transient);
       compute(id);
-      for (NodeId d : graph.deps(id)) {
-        --remaining[d];
-        if (!n.backward)
-          --remainingForward[d];
+      for (size_t k = 0; k < deps.size(); ++k) {
+        --remaining[deps[k]];
+        if (earlyDep[id][k])
+          --remainingEarly[deps[k]];
       }
-      for (NodeId d : graph.deps(id))
-        maybeFree(d, n.backward);
+      for (NodeId d : deps)
+        maybeFree(d);
       for (NodeId t : transient)
         if (policy[t] == Policy::Transient)
           free(t);
         else
-          maybeFree(t, n.backward);
-      maybeFree(id, n.backward);
+          maybeFree(t);
+      maybeFree(id);
     }
     return freeAtLastUse(graph, schedule);
   }
@@ -80,8 +126,6 @@ private:
   void compute(NodeId id) {
     schedule.push_back({Event::Kind::Compute, id});
     resident[id] = 1;
-    if (graph.node(id).overwrites >= 0)
-      clobbered[graph.node(id).overwrites] = 1;
   }
 
   /// Makes `id` resident, recomputing it and what it needs. Recomputed
@@ -96,15 +140,20 @@ private:
     transient.push_back(id);
   }
 
-  void maybeFree(NodeId id, bool inBackward) {
+  void maybeFree(NodeId id) {
     const Node &n = graph.node(id);
     if (!resident[id] || n.argument || n.output)
       return;
-    bool dead = remaining[id] == 0;
-    bool dropped = !inBackward && !n.backward && policy[id] != Policy::Keep &&
-                   remainingForward[id] == 0;
-    if (dead || dropped)
+    if (remaining[id] == 0) {
       free(id);
+      return;
+    }
+    // A dropped candidate leaves once its early uses are served; it is
+    // dropped once, and what comes back later follows its policy.
+    if (policy[id] != Policy::Keep && !dropped[id] && remainingEarly[id] == 0) {
+      dropped[id] = 1;
+      free(id);
+    }
   }
 
   void free(NodeId id) {
@@ -116,15 +165,16 @@ private:
 
   const Graph &graph;
   const std::vector<Policy> &policy;
-  std::vector<char> resident, clobbered;
-  std::vector<int32_t> remaining, remainingForward;
+  std::vector<char> resident, dropped;
+  std::vector<int32_t> remaining, remainingEarly;
+  const std::vector<std::vector<char>> &earlyDep;
   Schedule schedule;
 };
 } // namespace
 
 Schedule remat::scheduleFromPolicies(const Graph &graph,
                                      const std::vector<Policy> &policy) {
-  return PolicyExecutor(graph, policy).run();
+  return PolicyExecutor(ExecutorPlan(graph), policy).run();
 }
 
 static SolveResult finish(const Graph &graph, Schedule schedule,
@@ -180,42 +230,66 @@ static SolveResult greedyRun(const Graph &graph, int64_t budget,
                              std::vector<std::vector<Policy>> *trajectory) {
   std::vector<NodeId> candidates = checkpointCandidates(graph);
   std::vector<Policy> policy(graph.size(), Policy::Keep);
+  ExecutorPlan plan(graph);
   auto evaluate = [&](const std::vector<Policy> &p) {
-    SimResult s = simulate(graph, scheduleFromPolicies(graph, p), budget);
+    SimResult s = simulate(graph, PolicyExecutor(plan, p).run(), budget);
     return Evaluated{s.valid, s.peakBytes, s.cost, s.excess};
   };
   Evaluated current = evaluate(policy);
   if (trajectory)
     trajectory->push_back(policy);
+  // Lazy evaluation: moves wait in a max-heap under the score they had when
+  // last evaluated; the top is re-evaluated against the current state and
+  // taken if it still beats every stale score. Scores mostly only fall as
+  // memory pressure eases, so this takes a few evaluations per step instead
+  // of one per candidate.
+  struct Move {
+    double score;
+    NodeId node;
+    Policy policy;
+    bool operator<(const Move &o) const { return score < o.score; }
+  };
+  auto tryMove = [&](NodeId c, Policy p, Evaluated &e) -> std::optional<double> {
+    Policy old = policy[c];
+    policy[c] = p;
+    e = evaluate(policy);
+    policy[c] = old;
+    double gain = current.excess - e.excess;
+    if (!e.valid || gain <= 0)
+      return std::nullopt;
+    return gain / std::max(e.cost - current.cost, 1e-9);
+  };
+  std::priority_queue<Move> heap;
+  bool fresh = false; // the heap holds every move scored at this state
   while (current.peak > budget) {
-    NodeId best = -1;
-    double bestScore = 0;
-    Evaluated bestEval{};
-    Policy bestPolicy = Policy::Keep;
-    for (NodeId c : candidates) {
-      Policy old = policy[c];
-      for (Policy p : {Policy::Recompute, Policy::Transient}) {
-        if (p <= old)
-          continue;
-        policy[c] = p;
-        Evaluated e = evaluate(policy);
-        policy[c] = old;
-        double gain = current.excess - e.excess;
-        if (!e.valid || gain <= 0)
-          continue;
-        double score = gain / std::max(e.cost - current.cost, 1e-9);
-        if (best < 0 || score > bestScore) {
-          best = c;
-          bestPolicy = p;
-          bestScore = score;
-          bestEval = e;
+    if (heap.empty()) {
+      if (fresh)
+        break; // no move lowers the excess
+      for (NodeId c : candidates)
+        for (Policy p : {Policy::Recompute, Policy::Transient}) {
+          Evaluated e;
+          if (p > policy[c])
+            if (std::optional<double> score = tryMove(c, p, e))
+              heap.push({*score, c, p});
         }
-      }
+      fresh = true;
+      continue;
     }
-    if (best < 0)
-      break;
-    policy[best] = bestPolicy;
-    current = bestEval;
+    Move top = heap.top();
+    heap.pop();
+    if (top.policy <= policy[top.node])
+      continue;
+    Evaluated e;
+    std::optional<double> score = tryMove(top.node, top.policy, e);
+    if (!score)
+      continue;
+    if (!heap.empty() && *score < heap.top().score) {
+      heap.push({*score, top.node, top.policy});
+      continue;
+    }
+    policy[top.node] = top.policy;
+    current = e;
+    fresh = false;
     if (trajectory)
       trajectory->push_back(policy);
   }

@@ -93,7 +93,8 @@ struct SimResult {
 };
 
 /// The one simulator: checks that every use finds its operand resident, that
-/// outputs survive to the end and nothing reads an overwritten argument, and
+/// every node is computed at least once, that outputs survive to the end and
+/// that nothing reads an overwritten argument, and
 /// measures peak bytes and cost. `budget` only feeds `excess`.
 SimResult simulate(const Graph &graph, const Schedule &schedule,
                    int64_t budget = 0);

@@ -11,6 +11,7 @@
 #include "remat/Remat/Graph.h"
 
 #include <limits>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,6 +31,10 @@ struct SolveResult {
   Schedule schedule;
   int64_t peakBytes = 0;
   double cost = 0;
+  /// For exact solvers: whether the schedule is proven optimal (unset for
+  /// heuristics), and the best proven lower bound on the cost.
+  std::optional<bool> optimal;
+  std::optional<double> lowerBound;
 };
 
 /// Names accepted by solve(), in a stable order.
@@ -40,8 +45,9 @@ bool isSolver(std::string_view name);
 SolveResult solve(std::string_view name, const Graph &graph, int64_t budget,
                   const SolverOptions &options = {});
 
-/// Forward values read by the backward pass: what a solver may drop after
-/// the forward pass and recompute.
+/// Values a solver may drop after their early uses and recompute for the
+/// later ones: in a training graph, forward values read by the backward
+/// pass; in a graph without a backward pass, values with more than one use.
 std::vector<NodeId> checkpointCandidates(const Graph &graph);
 
 /// What happens to a forward value between the forward pass and its backward

@@ -1,0 +1,197 @@
+//===- GraphIO.cpp - Reading rematerialization graphs from files ----------===//
+//
+// Node ids in the files need not be a topological order (Moccasin's are
+// not), so nodes are renumbered by a stable topological sort; a cycle is an
+// error. Moccasin's per-node param_cost (weights resident for the whole run)
+// becomes one argument node, so it counts in every peak like our parameters.
+//
+//===----------------------------------------------------------------------===//
+
+#include "remat/Remat/GraphIO.h"
+
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <map>
+#include <queue>
+
+using namespace remat;
+
+namespace {
+struct RawNode {
+  std::string name;
+  double cost = 0;
+  int64_t bytes = 0, resident = 0;
+  bool backward = false;
+};
+} // namespace
+
+static bool number(const llvm::json::Object &o, llvm::StringRef key,
+                   double &out) {
+  const llvm::json::Value *v = o.get(key);
+  if (!v)
+    return false;
+  if (auto d = v->getAsNumber()) {
+    out = *d;
+    return true;
+  }
+  return false;
+}
+
+bool remat::parseGraph(const std::string &text, GraphFile &out,
+                       std::string &error) {
+  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(text);
+  if (!parsed) {
+    error = "not valid JSON: " + llvm::toString(parsed.takeError());
+    return false;
+  }
+  const llvm::json::Object *root = parsed->getAsObject();
+  const llvm::json::Array *nodes = root ? root->getArray("nodes") : nullptr;
+  const llvm::json::Array *links = root ? root->getArray("links") : nullptr;
+  if (!nodes || !links) {
+    error = "expected a node-link graph: an object with 'nodes' and 'links' "
+            "arrays";
+    return false;
+  }
+  if (const llvm::json::Object *g = root->getObject("graph"))
+    if (auto name = g->getString("name"))
+      out.name = name->str();
+
+  std::map<int64_t, size_t> indexOf;
+  std::vector<RawNode> raw;
+  bool moccasin = false;
+  for (size_t i = 0; i < nodes->size(); ++i) {
+    const llvm::json::Object *n = (*nodes)[i].getAsObject();
+    std::string where = "node " + std::to_string(i);
+    if (!n) {
+      error = where + " is not an object";
+      return false;
+    }
+    if (i == 0)
+      moccasin = n->get("out_cost") != nullptr;
+    RawNode r;
+    double id, cost, bytes, resident = 0;
+    const char *idKey = moccasin ? "name" : "id";
+    const char *costKey = moccasin ? "duration" : "cost_cpu";
+    const char *bytesKey = moccasin ? "out_cost" : "cost_ram";
+    if (!number(*n, idKey, id) || !number(*n, costKey, cost) ||
+        !number(*n, bytesKey, bytes) ||
+        (moccasin && !number(*n, "param_cost", resident))) {
+      error = where + ": missing numeric field (expected '" + idKey +
+              "', '" + costKey + "', '" + bytesKey + "'" +
+              (moccasin ? ", 'param_cost'" : "") + ")";
+      return false;
+    }
+    if (bytes < 0 || cost < 0 || resident < 0) {
+      error = where + " has a negative size or cost";
+      return false;
+    }
+    if (!indexOf.emplace(static_cast<int64_t>(id), i).second) {
+      error = where + " repeats id " + std::to_string((int64_t)id);
+      return false;
+    }
+    r.cost = cost;
+    r.bytes = static_cast<int64_t>(bytes);
+    r.resident = static_cast<int64_t>(resident);
+    if (auto name = n->getString("name"))
+      r.name = name->str();
+    else
+      r.name = std::to_string(static_cast<int64_t>(id));
+    if (!moccasin) {
+      auto backward = n->getBoolean("backward");
+      if (!backward) {
+        error = where + ": missing boolean field 'backward'";
+        return false;
+      }
+      r.backward = *backward;
+    }
+    raw.push_back(r);
+  }
+
+  std::vector<std::vector<size_t>> succ(raw.size());
+  std::vector<int> indegree(raw.size(), 0);
+  for (size_t i = 0; i < links->size(); ++i) {
+    const llvm::json::Object *l = (*links)[i].getAsObject();
+    double s, t;
+    bool ok = l && (moccasin ? number(*l, "0", s) && number(*l, "1", t)
+                             : number(*l, "source", s) &&
+                                   number(*l, "target", t));
+    std::string where = "link " + std::to_string(i);
+    if (!ok) {
+      error = where + ": expected numeric " +
+              (moccasin ? "'0' and '1'" : "'source' and 'target'");
+      return false;
+    }
+    auto si = indexOf.find(static_cast<int64_t>(s));
+    auto ti = indexOf.find(static_cast<int64_t>(t));
+    if (si == indexOf.end() || ti == indexOf.end()) {
+      error = where + " names a node that does not exist";
+      return false;
+    }
+    succ[si->second].push_back(ti->second);
+    ++indegree[ti->second];
+  }
+  // Stable topological order: Kahn's algorithm, lowest file index first.
+  std::priority_queue<size_t, std::vector<size_t>, std::greater<size_t>> ready;
+  for (size_t i = 0; i < raw.size(); ++i)
+    if (indegree[i] == 0)
+      ready.push(i);
+  std::vector<size_t> order;
+  while (!ready.empty()) {
+    size_t i = ready.top();
+    ready.pop();
+    order.push_back(i);
+    for (size_t j : succ[i])
+      if (--indegree[j] == 0)
+        ready.push(j);
+  }
+  if (order.size() != raw.size()) {
+    for (size_t i = 0; i < raw.size(); ++i)
+      if (indegree[i] > 0) {
+        error = "the graph has a cycle through node '" + raw[i].name + "'";
+        return false;
+      }
+  }
+
+  Graph g;
+  int64_t resident = 0;
+  for (const RawNode &r : raw)
+    resident += r.resident;
+  std::vector<NodeId> newId(raw.size());
+  if (resident > 0) {
+    Node weights;
+    weights.name = "resident (param_cost)";
+    weights.bytes = resident;
+    weights.argument = true;
+    weights.recomputable = false;
+    g.addNode(weights);
+  }
+  for (size_t i : order) {
+    Node n;
+    n.name = raw[i].name;
+    n.cost = raw[i].cost;
+    n.bytes = raw[i].bytes;
+    n.backward = raw[i].backward;
+    newId[i] = g.addNode(n);
+  }
+  for (size_t i = 0; i < raw.size(); ++i)
+    for (size_t j : succ[i])
+      g.addEdge(newId[i], newId[j]);
+  out.graph = std::move(g);
+  out.format = moccasin ? "moccasin" : "checkmate";
+  return true;
+}
+
+bool remat::readGraphFile(const std::string &path, GraphFile &out,
+                          std::string &error) {
+  auto buffer = llvm::MemoryBuffer::getFile(path);
+  if (!buffer) {
+    error = "cannot read '" + path + "': " + buffer.getError().message();
+    return false;
+  }
+  if (!parseGraph((*buffer)->getBuffer().str(), out, error)) {
+    error = "'" + path + "': " + error;
+    return false;
+  }
+  return true;
+}

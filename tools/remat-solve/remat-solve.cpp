@@ -1,0 +1,127 @@
+//===- remat-solve.cpp - Run a solver on a graph file ---------------------===//
+//
+// The solvers without IR: read a Checkmate or Moccasin graph, solve it under
+// a budget, check the schedule with the one simulator and print the result,
+// with the schedule itself in --json so anyone can re-check it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "remat/Remat/GraphIO.h"
+#include "remat/Remat/Solvers.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+#include <cmath>
+
+namespace cl = llvm::cl;
+using namespace remat;
+
+static cl::opt<std::string> graphPath(cl::Positional, cl::Required,
+                                      cl::desc("<graph.json>"));
+static cl::opt<std::string>
+    budgetText("budget", cl::Required,
+               cl::desc("Budget: bytes, or a fraction of the no-remat peak "
+                        "such as 0.7x"));
+static cl::opt<std::string> solverName("solver", cl::init("greedy"),
+                                       cl::desc("Solver name"));
+static cl::opt<double> timeLimit("time-limit", cl::init(10.0),
+                                 cl::desc("Solver time limit in seconds"));
+static cl::opt<bool> json("json", cl::desc("Print one JSON object"));
+
+static int fail(const std::string &message) {
+  llvm::errs() << "remat-solve: error: " << message << "\n";
+  return 1;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::ParseCommandLineOptions(argc, argv,
+                              "Runs a rematerialization solver on a graph\n");
+  if (!isSolver(solverName))
+    return fail("unknown solver '" + solverName + "'; expected one of: " +
+                llvm::join(solverNames(), ", "));
+  if (!(timeLimit > 0) || !std::isfinite(timeLimit))
+    return fail("--time-limit must be a positive number of seconds");
+  GraphFile file;
+  std::string error;
+  if (!readGraphFile(graphPath, file, error))
+    return fail(error);
+  if (std::string why = file.graph.verify(); !why.empty())
+    return fail("'" + graphPath + "': " + why);
+
+  SolveResult base = solve("none", file.graph, kNoBudget);
+  int64_t budget;
+  llvm::StringRef text(budgetText);
+  double value;
+  if (text.ends_with("x") && !text.drop_back().getAsDouble(value) &&
+      value > 0 && std::isfinite(value)) {
+    budget = static_cast<int64_t>(std::floor(value * base.peakBytes));
+  } else if (!text.getAsInteger(10, budget) && budget > 0) {
+  } else {
+    return fail("malformed budget '" + budgetText +
+                "': expected a positive number of bytes or a fraction of "
+                "the no-remat peak such as 0.7x");
+  }
+
+  SolverOptions options;
+  options.timeLimitSeconds = timeLimit;
+  auto t0 = std::chrono::steady_clock::now();
+  SolveResult r = solve(solverName, file.graph, budget, options);
+  auto t1 = std::chrono::steady_clock::now();
+  double ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
+  SimResult sim = simulate(file.graph, r.schedule);
+  if (!sim.valid)
+    return fail("internal error: solver '" + solverName +
+                "' returned an invalid schedule: " + sim.error);
+  double overhead = sim.cost / std::max(base.cost, 1e-300);
+
+  if (json) {
+    llvm::json::Array events;
+    for (const Event &e : r.schedule)
+      events.push_back(llvm::json::Array{
+          e.kind == Event::Kind::Compute ? "compute" : "free", e.node});
+    llvm::json::Object out{
+        {"graph", file.name},
+        {"format", file.format},
+        {"nodes", static_cast<int64_t>(file.graph.size())},
+        {"solver", solverName.getValue()},
+        {"feasible", r.feasible},
+        {"budget_bytes", budget},
+        {"peak_bytes", sim.peakBytes},
+        {"baseline_peak_bytes", base.peakBytes},
+        {"cost", sim.cost},
+        {"baseline_cost", base.cost},
+        {"overhead", overhead},
+        {"solve_ms", ms},
+        {"optimal", r.optimal ? llvm::json::Value(*r.optimal)
+                              : llvm::json::Value(nullptr)},
+        {"lower_bound_cost", r.lowerBound ? llvm::json::Value(*r.lowerBound)
+                                          : llvm::json::Value(nullptr)},
+        {"schedule", std::move(events)},
+    };
+    llvm::outs() << llvm::formatv("{0}", llvm::json::Value(std::move(out)))
+                 << "\n";
+  } else {
+    llvm::outs() << file.name << " (" << file.graph.size() << " nodes), solver "
+                 << solverName << ", budget " << budget << " bytes: "
+                 << (r.feasible ? "feasible" : "infeasible") << "\n"
+                 << "  peak " << sim.peakBytes << " bytes (no remat "
+                 << base.peakBytes << ")\n"
+                 << "  cost " << llvm::format("%.6g", sim.cost)
+                 << " (no remat " << llvm::format("%.6g", base.cost)
+                 << ", overhead " << llvm::format("%.4f", overhead) << "x)\n"
+                 << "  solved in " << llvm::format("%.2f", ms) << " ms";
+    if (r.optimal)
+      llvm::outs() << (*r.optimal ? ", proven optimal" : ", not proven optimal");
+    llvm::outs() << "\n";
+    if (!r.feasible)
+      llvm::outs() << "  the smallest budget this solver reaches is "
+                   << r.peakBytes << " bytes\n";
+  }
+  return r.feasible ? 0 : 2;
+}
