@@ -10,7 +10,7 @@ from lit.llvm import llvm_config
 config.name = "REMAT"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".test"]
-config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py"]
+config.excludes = ["Inputs", "check-schedule.py", "check-e2e.py", "lit.cfg.py", "lit.site.cfg.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.remat_obj_root, "test")
 
@@ -22,7 +22,8 @@ llvm_config.with_system_environment(["HOME", "TMPDIR", "PATH"])
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.add_tool_substitutions(
-    ["remat-opt", "remat-compile", "remat-run"], [config.remat_tools_dir])
+    ["remat-opt", "remat-compile", "remat-run", "remat-solve"],
+    [config.remat_tools_dir])
 
 # GPU execution tests need a CUDA driver; everything else runs anywhere.
 if shutil.which("nvidia-smi") and os.path.exists("/dev/nvidia0"):
