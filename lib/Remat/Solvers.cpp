@@ -9,6 +9,8 @@
 
 #include "remat/Remat/Solvers.h"
 
+#include "Internal.h"
+
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -381,6 +383,7 @@ static const std::vector<Entry> &registry() {
       {"none", solveNone},
       {"chen-sqrt", solveChenSqrt},
       {"greedy", solveGreedy},
+      {"milp", detail::solveMilp},
   };
   return entries;
 }

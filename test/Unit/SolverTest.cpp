@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "BruteForce.h"
 #include "RandomGraphs.h"
 
 #include "remat/Remat/Solvers.h"
@@ -115,4 +116,91 @@ TEST(Policies, TransientCandidatesAreRecomputedForEveryUse) {
   ASSERT_TRUE(recompute.valid) << recompute.error;
   EXPECT_GE(transient.recomputations, recompute.recomputations);
   EXPECT_GT(recompute.recomputations, 0);
+}
+
+namespace {
+/// A random DAG of `n` nodes (ids topological), the second half backward,
+/// the last node the only output.
+Graph tinyGraph(unsigned seed, int n) {
+  std::mt19937 rng(seed);
+  Graph g;
+  for (int i = 0; i < n; ++i) {
+    Node node;
+    node.name = "n" + std::to_string(i);
+    node.cost = 1 + rng() % 5;
+    node.bytes = 1 + rng() % 6;
+    node.backward = i >= n / 2;
+    node.output = i == n - 1;
+    NodeId id = g.addNode(node);
+    if (i > 0) {
+      g.addEdge(i - 1, id);
+      if (i > 1 && rng() % 2)
+        g.addEdge(rng() % (i - 1), id);
+      if (i >= n / 2 && n - 1 - i < n / 2)
+        g.addEdge(n - 1 - i, id); // backward reads its forward twin
+    }
+  }
+  return g;
+}
+} // namespace
+
+TEST(Milp, FindsTheBruteForceOptimumOnTinyGraphs) {
+  int checked = 0;
+  for (unsigned seed = 0; seed < 25; ++seed) {
+    Graph g = tinyGraph(seed, 6 + seed % 3);
+    ASSERT_EQ(g.verify(), "");
+    SolveResult none = solve("none", g, kNoBudget);
+    for (double f : {1.0, 0.85, 0.7, 0.55}) {
+      int64_t budget = static_cast<int64_t>(none.peakBytes * f);
+      std::optional<double> optimum = test::bruteForceOptimum(g, budget);
+      SolveResult milp = solve("milp", g, budget, SolverOptions{20.0});
+      ASSERT_TRUE(simulate(g, milp.schedule).valid);
+      if (!optimum) {
+        EXPECT_FALSE(milp.feasible) << "seed " << seed << " budget " << budget;
+        continue;
+      }
+      ++checked;
+      ASSERT_TRUE(milp.feasible) << "seed " << seed << " budget " << budget;
+      EXPECT_DOUBLE_EQ(milp.cost, *optimum)
+          << "seed " << seed << " budget " << budget;
+      EXPECT_EQ(milp.optimal, std::optional<bool>(true));
+      for (const std::string &name : solverNames()) {
+        SolveResult r = solve(name, g, budget);
+        if (r.feasible)
+          EXPECT_GE(r.cost, *optimum - 1e-9) << name << " seed " << seed;
+      }
+    }
+  }
+  EXPECT_GT(checked, 40);
+}
+
+TEST(Milp, MatchesTheKnownOptimumOfAChain) {
+  // f0 -> f1 -> f2 -> loss -> b2 -> b1 -> b0, each b reading its f: at 304
+  // bytes (three 100-byte values plus the loss) one recomputation of f1
+  // (cost 10) is necessary and enough.
+  Graph g;
+  auto add = [&](const char *name, double cost, int64_t bytes, bool bwd) {
+    Node n;
+    n.name = name;
+    n.cost = cost;
+    n.bytes = bytes;
+    n.backward = bwd;
+    return g.addNode(n);
+  };
+  NodeId f0 = add("f0", 10, 100, false), f1 = add("f1", 10, 100, false),
+         f2 = add("f2", 10, 100, false), loss = add("loss", 1, 4, false),
+         b2 = add("b2", 10, 100, true), b1 = add("b1", 10, 100, true),
+         b0 = add("b0", 10, 100, true);
+  for (auto [a, b] : {std::pair{f0, f1}, {f1, f2}, {f2, loss}, {loss, b2},
+                      {f2, b2}, {b2, b1}, {f1, b1}, {b1, b0}, {f0, b0}})
+    g.addEdge(a, b);
+  SolveResult r = solve("milp", g, 304);
+  ASSERT_TRUE(r.feasible);
+  EXPECT_DOUBLE_EQ(r.cost, 71);
+  EXPECT_EQ(test::bruteForceOptimum(g, 304), std::optional<double>(71));
+  // One byte less forces recomputing more than f1 once.
+  SolveResult tighter = solve("milp", g, 303);
+  ASSERT_TRUE(tighter.feasible);
+  EXPECT_EQ(test::bruteForceOptimum(g, 303), std::optional<double>(tighter.cost));
+  EXPECT_GT(tighter.cost, 71);
 }

@@ -118,6 +118,9 @@ int main(int argc, char **argv) {
                  << "  solved in " << llvm::format("%.2f", ms) << " ms";
     if (r.optimal)
       llvm::outs() << (*r.optimal ? ", proven optimal" : ", not proven optimal");
+    if (r.lowerBound)
+      llvm::outs() << " (cost lower bound " << llvm::format("%.6g", *r.lowerBound)
+                   << ")";
     llvm::outs() << "\n";
     if (!r.feasible)
       llvm::outs() << "  the smallest budget this solver reaches is "
