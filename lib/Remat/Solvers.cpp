@@ -214,6 +214,88 @@ static SolveResult solveChenSqrt(const Graph &graph, int64_t budget,
   return finish(graph, scheduleFromPolicies(graph, policy), budget);
 }
 
+/// Candidates that are cut vertices of the forward pass: no forward edge
+/// jumps over them, so keeping one splits the forward pass in two (the
+/// boundaries between layers or blocks). All candidates when none is.
+static std::vector<NodeId> articulationCandidates(const Graph &graph) {
+  std::vector<NodeId> candidates = checkpointCandidates(graph);
+  std::vector<char> isCandidate(graph.size(), 0);
+  for (NodeId c : candidates)
+    isCandidate[c] = 1;
+  // reach[v]: the farthest node that a forward edge from a node < v reaches.
+  std::vector<NodeId> out;
+  NodeId reach = -1;
+  for (NodeId v = 0; v < (NodeId)graph.size(); ++v) {
+    if (graph.node(v).backward)
+      continue;
+    if (isCandidate[v] && reach <= v)
+      out.push_back(v);
+    for (NodeId u : graph.users(v))
+      if (!graph.node(u).backward)
+        reach = std::max(reach, u);
+  }
+  return out.empty() ? candidates : out;
+}
+
+/// The classic per-layer checkpoint (torch.utils.checkpoint around every
+/// layer or block): keep the values at layer boundaries, recompute the
+/// inside of each layer during its backward pass. Ignores the budget.
+static SolveResult solveEveryLayer(const Graph &graph, int64_t budget,
+                                   const SolverOptions &) {
+  std::vector<Policy> policy(graph.size(), Policy::Keep);
+  for (NodeId c : checkpointCandidates(graph))
+    policy[c] = Policy::Recompute;
+  for (NodeId c : articulationCandidates(graph))
+    policy[c] = Policy::Keep;
+  return finish(graph, scheduleFromPolicies(graph, policy), budget);
+}
+
+/// Chen et al. 2016, the memory-budget variant: walking the layer
+/// boundaries in order, checkpoint one whenever the bytes since the last
+/// checkpoint exceed a threshold b. Sweeps b over every prefix size and
+/// returns the cheapest schedule within the budget (else the lowest peak).
+static SolveResult solveChenGreedy(const Graph &graph, int64_t budget,
+                                   const SolverOptions &) {
+  std::vector<NodeId> boundaries = articulationCandidates(graph);
+  std::vector<NodeId> candidates = checkpointCandidates(graph);
+  std::vector<int64_t> thresholds;
+  int64_t total = 0;
+  for (NodeId c : candidates) {
+    total += graph.node(c).bytes;
+    thresholds.push_back(total);
+  }
+  std::sort(thresholds.begin(), thresholds.end());
+  thresholds.erase(std::unique(thresholds.begin(), thresholds.end()),
+                   thresholds.end());
+  std::vector<char> isBoundary(graph.size(), 0);
+  for (NodeId b : boundaries)
+    isBoundary[b] = 1;
+  SolveResult best;
+  bool have = false;
+  for (int64_t b : thresholds) {
+    std::vector<Policy> policy(graph.size(), Policy::Keep);
+    int64_t since = 0;
+    for (NodeId c : candidates) {
+      since += graph.node(c).bytes;
+      if (isBoundary[c] && since > b)
+        since = 0; // checkpoint c
+      else
+        policy[c] = Policy::Recompute;
+    }
+    SolveResult r = finish(graph, scheduleFromPolicies(graph, policy), budget);
+    bool better = !have || (r.feasible ? (!best.feasible || r.cost < best.cost)
+                                       : (!best.feasible &&
+                                          r.peakBytes < best.peakBytes));
+    if (better) {
+      best = std::move(r);
+      have = true;
+    }
+  }
+  if (!have)
+    return solveNone(graph, budget, {});
+  return best;
+}
+
 namespace {
 struct Evaluated {
   bool valid;
@@ -369,6 +451,98 @@ static SolveResult solveGreedy(const Graph &graph, int64_t budget,
   return best;
 }
 
+/// Local search after greedy: move one candidate toward Keep and a nearby
+/// one (in candidate order) away from it, keeping any swap that stays within
+/// the budget and lowers the cost. Deterministic: the work is bounded by a
+/// count of evaluations, not by the clock.
+static SolveResult improveBySwaps(const Graph &graph, int64_t budget,
+                                  std::vector<Policy> policy,
+                                  int maxEvaluations) {
+  std::vector<NodeId> candidates = checkpointCandidates(graph);
+  ExecutorPlan plan(graph);
+  auto evaluate = [&](const std::vector<Policy> &p) {
+    return simulate(graph, PolicyExecutor(plan, p).run());
+  };
+  SimResult current = evaluate(policy);
+  const int window = 6;
+  int evaluations = 0;
+  bool improved = true;
+  while (improved && evaluations < maxEvaluations) {
+    improved = false;
+    for (size_t a = 0; a < candidates.size() && evaluations < maxEvaluations;
+         ++a) {
+      NodeId up = candidates[a];
+      if (policy[up] == Policy::Keep)
+        continue;
+      Policy upOld = policy[up];
+      Policy upNew = upOld == Policy::Transient ? Policy::Recompute
+                                                : Policy::Keep;
+      size_t lo = a >= window ? a - window : 0;
+      size_t hi = std::min(candidates.size(), a + window + 1);
+      for (size_t b = lo; b < hi && evaluations < maxEvaluations; ++b) {
+        NodeId down = candidates[b];
+        if (down == up || policy[down] == Policy::Transient)
+          continue;
+        Policy downOld = policy[down];
+        Policy downNew = downOld == Policy::Keep ? Policy::Recompute
+                                                 : Policy::Transient;
+        policy[up] = upNew;
+        policy[down] = downNew;
+        SimResult e = evaluate(policy);
+        ++evaluations;
+        if (e.valid && e.peakBytes <= budget && e.cost < current.cost) {
+          current = e;
+          improved = true;
+          break;
+        }
+        policy[up] = upOld;
+        policy[down] = downOld;
+      }
+    }
+  }
+  return finish(graph, scheduleFromPolicies(graph, policy), budget);
+}
+
+/// Recovers the policies behind a greedy schedule: a candidate computed more
+/// than once was dropped; more than twice (or freed between two backward
+/// uses) means Transient. Used to continue from greedy's answer.
+static std::vector<Policy> policiesOf(const Graph &graph,
+                                      const Schedule &schedule) {
+  std::vector<int> computes(graph.size(), 0);
+  for (const Event &e : schedule)
+    computes[e.node] += e.kind == Event::Kind::Compute;
+  std::vector<Policy> policy(graph.size(), Policy::Keep);
+  for (NodeId c : checkpointCandidates(graph))
+    policy[c] = computes[c] <= 1   ? Policy::Keep
+                : computes[c] == 2 ? Policy::Recompute
+                                   : Policy::Transient;
+  return policy;
+}
+
+/// The default: greedy, then swaps from its answer, then the classic
+/// schedules; the cheapest within the budget wins, so it is never worse
+/// than greedy and never over the budget when anything fits.
+static SolveResult solveAuto(const Graph &graph, int64_t budget,
+                             const SolverOptions &options) {
+  SolveResult best = solveGreedy(graph, budget, options);
+  auto consider = [&](SolveResult r) {
+    bool better = r.feasible ? (!best.feasible || r.cost < best.cost)
+                             : (!best.feasible && r.peakBytes < best.peakBytes);
+    if (better)
+      best = std::move(r);
+  };
+  if (best.feasible) {
+    std::vector<Policy> start = policiesOf(graph, best.schedule);
+    SimResult check = simulate(graph, scheduleFromPolicies(graph, start));
+    if (check.valid && check.peakBytes <= budget)
+      consider(improveBySwaps(graph, budget, std::move(start), 150));
+  }
+  consider(solveChenGreedy(graph, budget, options));
+  consider(solveEveryLayer(graph, budget, options));
+  consider(solveChenSqrt(graph, budget, options));
+  return best;
+}
+
 namespace {
 using SolverFn =
     std::function<SolveResult(const Graph &, int64_t, const SolverOptions &)>;
@@ -381,9 +555,12 @@ struct Entry {
 static const std::vector<Entry> &registry() {
   static const std::vector<Entry> entries = {
       {"none", solveNone},
+      {"every-layer", solveEveryLayer},
       {"chen-sqrt", solveChenSqrt},
+      {"chen-greedy", solveChenGreedy},
       {"greedy", solveGreedy},
       {"milp", detail::solveMilp},
+      {"auto", solveAuto},
   };
   return entries;
 }

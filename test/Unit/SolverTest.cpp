@@ -53,7 +53,8 @@ TEST_P(SolverProperties, SchedulesAreValidAndHonest) {
 
 INSTANTIATE_TEST_SUITE_P(
     RandomGraphs, SolverProperties,
-    ::testing::Combine(::testing::Values("none", "chen-sqrt", "greedy"),
+    ::testing::Combine(::testing::Values("none", "every-layer", "chen-sqrt",
+                                         "chen-greedy", "greedy", "auto"),
                        ::testing::Values(Case{1, 4}, Case{2, 8}, Case{3, 12},
                                          Case{4, 16}, Case{5, 24}, Case{6, 30},
                                          Case{7, 40}, Case{8, 9}, Case{9, 17},
@@ -203,4 +204,21 @@ TEST(Milp, MatchesTheKnownOptimumOfAChain) {
   ASSERT_TRUE(tighter.feasible);
   EXPECT_EQ(test::bruteForceOptimum(g, 303), std::optional<double>(tighter.cost));
   EXPECT_GT(tighter.cost, 71);
+}
+
+TEST(Auto, IsNeverWorseThanGreedyAndNeverOverTheBudget) {
+  for (unsigned seed = 0; seed < 30; ++seed) {
+    Graph g = test::randomTrainingGraph(100 + seed, 10 + seed % 20);
+    SolveResult none = solve("none", g, kNoBudget);
+    for (double f : {0.95, 0.8, 0.65, 0.5, 0.35}) {
+      int64_t budget = static_cast<int64_t>(none.peakBytes * f);
+      SolveResult greedy = solve("greedy", g, budget);
+      SolveResult best = solve("auto", g, budget);
+      EXPECT_EQ(best.feasible, best.peakBytes <= budget);
+      if (greedy.feasible) {
+        ASSERT_TRUE(best.feasible) << "seed " << seed;
+        EXPECT_LE(best.cost, greedy.cost) << "seed " << seed;
+      }
+    }
+  }
 }

@@ -62,7 +62,7 @@ static cl::opt<std::string>
                          "rematerialization"),
                 cl::init(""));
 static cl::opt<std::string>
-    solver("solver", cl::desc("Rematerialization solver"), cl::init("greedy"));
+    solver("solver", cl::desc("Rematerialization solver"), cl::init("auto"));
 static cl::opt<double> timeLimit("time-limit",
                                  cl::desc("Solver time limit in seconds"),
                                  cl::init(10.0));

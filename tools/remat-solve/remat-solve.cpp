@@ -27,7 +27,7 @@ static cl::opt<std::string>
     budgetText("budget", cl::Required,
                cl::desc("Budget: bytes, or a fraction of the no-remat peak "
                         "such as 0.7x"));
-static cl::opt<std::string> solverName("solver", cl::init("greedy"),
+static cl::opt<std::string> solverName("solver", cl::init("auto"),
                                        cl::desc("Solver name"));
 static cl::opt<double> timeLimit("time-limit", cl::init(10.0),
                                  cl::desc("Solver time limit in seconds"));

@@ -4,9 +4,9 @@
 // model. Option errors are in remat-options-invalid.mlir.
 
 // The two-layer MLP peaks at 868 bytes without remat and at 804 at best
-// with greedy; 416 bytes are arguments. The figure named is one greedy then
+// with the default solver; 416 bytes are arguments. The figure named is one it then
 // meets (the RUN line in remat.mlir's HONEST prefix).
-// expected-error @+1 {{memory limit of 600 bytes cannot be met: the smallest peak the 'greedy' solver reaches is 804 bytes (fixed part 416 bytes: parameters, inputs and labels)}}
+// expected-error @+1 {{memory limit of 600 bytes cannot be met: the smallest peak the 'auto' solver reaches is 804 bytes (fixed part 416 bytes: parameters, inputs and labels)}}
 func.func @mlp(%w0: tensor<4x4xf32> {train.role = "param", train.name = "w0"},
     %b0: tensor<4xf32> {train.role = "param", train.name = "b0"},
     %w1: tensor<4x4xf32> {train.role = "param", train.name = "w1"},

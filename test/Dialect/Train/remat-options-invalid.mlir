@@ -10,7 +10,7 @@
 // Tests the errors for train-remat options; each names the function.
 
 // MISSING: remat-options-invalid.mlir:[[@LINE+8]]:1: error: train-remat needs a memory limit (memory-limit=<bytes|KiB|MiB|GiB|percent>)
-// SOLVER: remat-options-invalid.mlir:[[@LINE+7]]:1: error: unknown solver 'checkmate'; expected one of: none, chen-sqrt, greedy
+// SOLVER: remat-options-invalid.mlir:[[@LINE+7]]:1: error: unknown solver 'checkmate'; expected one of: none, every-layer, chen-sqrt, chen-greedy, greedy, milp, auto
 // UNIT: remat-options-invalid.mlir:[[@LINE+6]]:1: error: malformed memory limit '12parsecs': expected bytes, a size with KiB/MiB/GiB or KB/MB/GB, or a percentage of the no-remat peak such as 50%
 // NUMBER: error: malformed memory limit 'lots'
 // NEGATIVE: error: malformed memory limit '-5'

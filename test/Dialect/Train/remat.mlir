@@ -35,10 +35,10 @@
 // CHEN: remark: train-remat: solver 'chen-sqrt', limit 8192 bytes: peak 7556 bytes (was 8580)
 
 // The smallest budget remat-invalid.mlir's error names for the two-layer
-// MLP is one greedy meets.
-// HONEST: remark: train-remat: solver 'greedy', limit 804 bytes: peak 804 bytes (was 868)
+// MLP is one the default solver meets.
+// HONEST: remark: train-remat: solver 'auto', limit 804 bytes: peak 804 bytes (was 868)
 
-// expected-remark @+1 {{train-remat: solver 'greedy', limit 7600 bytes: peak 7556 bytes (was 8580), fixed 3200 bytes (parameters 1152, inputs and labels 2048); extra compute 4608 FLOPs (+9.08%), 3 ops recomputed}}
+// expected-remark @+1 {{train-remat: solver 'auto', limit 7600 bytes: peak 7556 bytes (was 8580), fixed 3200 bytes (parameters 1152, inputs and labels 2048); extra compute 4608 FLOPs (+9.08%), 3 ops recomputed}}
 func.func @mlp(%w0: tensor<8x8xf32> {train.role = "param", train.name = "w0"},
     %b0: tensor<8xf32> {train.role = "param", train.name = "b0"},
     %w1: tensor<8x8xf32> {train.role = "param", train.name = "w1"},

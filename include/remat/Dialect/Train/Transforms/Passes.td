@@ -52,8 +52,8 @@ def TrainRemat : Pass<"train-remat", "func::FuncOp"> {
   let options = [
     Option<"memoryLimit", "memory-limit", "std::string", "",
            "Peak memory the step may use (required)">,
-    Option<"solver", "solver", "std::string", "\"greedy\"",
-           "Solver: none, chen-sqrt or greedy">,
+    Option<"solver", "solver", "std::string", "\"auto\"",
+           "Solver: auto (default), greedy, milp, chen-greedy, chen-sqrt, every-layer or none">,
     Option<"timeLimit", "time-limit", "double", "10.0",
            "Solver time limit in seconds">,
   ];
