@@ -304,6 +304,38 @@ struct Evaluated {
 };
 } // namespace
 
+/// Marks the values resident at some event where memory exceeds `budget`.
+static std::vector<char> residentOverBudget(const Graph &graph,
+                                           const Schedule &schedule,
+                                           int64_t budget) {
+  std::vector<char> marked(graph.size(), 0), resident(graph.size(), 0);
+  std::vector<int64_t> live = residentBytes(graph, schedule);
+  // A value is marked if it is resident after an over-budget compute.
+  for (NodeId id = 0; id < (NodeId)graph.size(); ++id)
+    if (graph.node(id).argument)
+      resident[id] = 1;
+  std::vector<NodeId> residentList;
+  for (size_t i = 0; i < schedule.size(); ++i) {
+    const Event &e = schedule[i];
+    resident[e.node] = e.kind == Event::Kind::Compute;
+    if (e.kind == Event::Kind::Compute)
+      residentList.push_back(e.node);
+    if (e.kind != Event::Kind::Compute || live[i] <= budget)
+      continue;
+    // Compact the list to what is still resident and mark it.
+    size_t keep = 0;
+    for (NodeId id : residentList)
+      if (resident[id] && !marked[id]) {
+        marked[id] = 1;
+        residentList[keep++] = id;
+      } else if (resident[id]) {
+        residentList[keep++] = id;
+      }
+    residentList.resize(keep);
+  }
+  return marked;
+}
+
 /// XLA-style greedy: starting from keeping everything, repeatedly make the
 /// move (one candidate from Keep to Recompute or Transient, or from Recompute
 /// to Transient) with the largest
@@ -349,10 +381,14 @@ static SolveResult greedyRun(const Graph &graph, int64_t budget,
     if (heap.empty()) {
       if (fresh)
         break; // no move lowers the excess
+      // Dropping a value can only lower the excess if the value is resident
+      // while memory is over the budget; score only those.
+      std::vector<char> pressured = residentOverBudget(
+          graph, PolicyExecutor(plan, policy).run(), budget);
       for (NodeId c : candidates)
         for (Policy p : {Policy::Recompute, Policy::Transient}) {
           Evaluated e;
-          if (p > policy[c])
+          if (p > policy[c] && pressured[c])
             if (std::optional<double> score = tryMove(c, p, e))
               heap.push({*score, c, p});
         }
