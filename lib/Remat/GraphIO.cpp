@@ -10,7 +10,9 @@
 #include "remat/Remat/GraphIO.h"
 
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <map>
 #include <queue>
@@ -23,6 +25,9 @@ struct RawNode {
   double cost = 0;
   int64_t bytes = 0, resident = 0;
   bool backward = false;
+  // Remat's own extensions of the Checkmate format.
+  bool argument = false, output = false, recomputable = true;
+  int64_t overwrites = -1;
 };
 } // namespace
 
@@ -104,6 +109,10 @@ bool remat::parseGraph(const std::string &text, GraphFile &out,
         return false;
       }
       r.backward = *backward;
+      r.argument = n->getBoolean("argument").value_or(false);
+      r.output = n->getBoolean("output").value_or(false);
+      r.recomputable = n->getBoolean("recomputable").value_or(true);
+      r.overwrites = n->getInteger("overwrites").value_or(-1);
     }
     raw.push_back(r);
   }
@@ -172,7 +181,20 @@ bool remat::parseGraph(const std::string &text, GraphFile &out,
     n.cost = raw[i].cost;
     n.bytes = raw[i].bytes;
     n.backward = raw[i].backward;
+    n.argument = raw[i].argument;
+    n.output = raw[i].output;
+    n.recomputable = raw[i].recomputable && !raw[i].argument;
     newId[i] = g.addNode(n);
+  }
+  for (size_t i = 0; i < raw.size(); ++i) {
+    if (raw[i].overwrites < 0)
+      continue;
+    auto it = indexOf.find(raw[i].overwrites);
+    if (it == indexOf.end()) {
+      error = "node '" + raw[i].name + "' overwrites a node that does not exist";
+      return false;
+    }
+    g.node(newId[i]).overwrites = newId[it->second];
   }
   for (size_t i = 0; i < raw.size(); ++i)
     for (size_t j : succ[i])
@@ -180,6 +202,38 @@ bool remat::parseGraph(const std::string &text, GraphFile &out,
   out.graph = std::move(g);
   out.format = moccasin ? "moccasin" : "checkmate";
   return true;
+}
+
+std::string remat::writeGraph(const Graph &graph, const std::string &name) {
+  llvm::json::Array nodes, links;
+  for (NodeId id = 0; id < (NodeId)graph.size(); ++id) {
+    const Node &n = graph.node(id);
+    llvm::json::Object o{{"id", id},
+                         {"name", n.name},
+                         {"backward", n.backward},
+                         {"cost_cpu", n.cost},
+                         {"cost_ram", n.bytes}};
+    if (n.argument)
+      o["argument"] = true;
+    if (n.output)
+      o["output"] = true;
+    if (!n.recomputable && !n.argument)
+      o["recomputable"] = false;
+    if (n.overwrites >= 0)
+      o["overwrites"] = n.overwrites;
+    nodes.push_back(std::move(o));
+    for (NodeId u : graph.users(id))
+      links.push_back(llvm::json::Object{{"source", id}, {"target", u}});
+  }
+  llvm::json::Object root{{"directed", true},
+                          {"multigraph", false},
+                          {"graph", llvm::json::Object{{"name", name}}},
+                          {"nodes", std::move(nodes)},
+                          {"links", std::move(links)}};
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  os << llvm::formatv("{0}", llvm::json::Value(std::move(root)));
+  return out;
 }
 
 bool remat::readGraphFile(const std::string &path, GraphFile &out,

@@ -9,6 +9,7 @@
 
 #include "remat/Analysis/MemoryModel.h"
 #include "remat/InitAll.h"
+#include "remat/Remat/GraphIO.h"
 
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/AsmState.h"
@@ -45,7 +46,7 @@ namespace cl = llvm::cl;
 using mlir::remat::train::TrainDialect;
 
 namespace {
-enum class Emit { Step, Linalg, LLVMDialect, LLVMIR, Object, Shared };
+enum class Emit { Step, Graph, Linalg, LLVMDialect, LLVMIR, Object, Shared };
 }
 
 static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.mlir>"),
@@ -77,6 +78,8 @@ static cl::opt<Emit> emit(
     "emit", cl::desc("What to write"), cl::init(Emit::Shared),
     cl::values(clEnumValN(Emit::Step, "step",
                           "the train step after autodiff/remat"),
+               clEnumValN(Emit::Graph, "graph",
+                          "the remat graph of the step, as JSON for remat-solve"),
                clEnumValN(Emit::Linalg, "linalg", "linalg on tensors"),
                clEnumValN(Emit::LLVMDialect, "llvm-mlir", "the LLVM dialect"),
                clEnumValN(Emit::LLVMIR, "llvm", "LLVM IR after optimization"),
@@ -336,6 +339,22 @@ static LogicalResult compile(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
   info.dataBytes = after->dataBytes;
   if (emit == Emit::Step)
     return printModule(*module);
+  if (emit == Emit::Graph) {
+    FailureOr<mlir::remat::StepGraph> step = mlir::remat::buildStepGraph(*model);
+    if (failed(step))
+      return failure();
+    std::string error;
+    auto out = openOutputFile(outputFile.empty() ? std::string("-")
+                                                 : outputFile.getValue(),
+                              &error);
+    if (!out) {
+      llvm::errs() << "remat-compile: " << error << "\n";
+      return failure();
+    }
+    out->os() << ::remat::writeGraph(step->graph, info.function) << "\n";
+    out->keep();
+    return success();
+  }
 
   PassManager pm(module.get()->getName());
   if (failed(mlir::remat::buildTrainToLinalgStage(pm)) ||

@@ -27,6 +27,11 @@ struct GraphFile {
 /// to a message naming the problem (and the node or link at fault).
 bool parseGraph(const std::string &text, GraphFile &out, std::string &error);
 
+/// Writes `graph` in Checkmate's node-link format, with the fields Remat's
+/// own graphs need beyond it ("argument", "output", "recomputable",
+/// "overwrites"), which parseGraph reads back.
+std::string writeGraph(const Graph &graph, const std::string &name);
+
 /// Reads and parses a file; errors name the file.
 bool readGraphFile(const std::string &path, GraphFile &out,
                    std::string &error);
