@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Writes a synthetic training graph in Checkmate's node-link JSON format.
 
 A forward chain of `--forward` nodes with random skip connections (like

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Benchmarks the MLP at 100/75/50/25% of its no-remat peak with every solver.
 
 For each (solver, limit): whether it fits (else the smallest budget the solver

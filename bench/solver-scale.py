@@ -1,0 +1,85 @@
+#!/usr/bin/python3
+"""Solve time against graph size: Moccasin's random layered graphs (100 to
+1000 nodes) at 0.9x and 0.8x of the no-remat peak (Moccasin's protocol), and
+synthetic training graphs from bench/gen-training-graph.py up to 10,001
+nodes at 0.5x. Each solve runs under a wall-clock cap; a solver that passes
+it is reported as such, not hidden.
+
+usage: bench/solver-scale.py [--build build] [--cap 120]
+"""
+import argparse
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SHARED = os.path.join(os.path.dirname(ROOT), "shared", "benchmarks",
+                      "checkmate-graphs")
+
+
+def run(bin_dir, graph, budget, solver, cap):
+    cmd = [os.path.join(bin_dir, "remat-solve"), graph, f"--budget={budget}",
+           f"--solver={solver}", "--json"]
+    t0 = time.perf_counter()
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=cap)
+    except subprocess.TimeoutExpired:
+        return None
+    if r.returncode not in (0, 2):
+        sys.exit(r.stderr)
+    j = json.loads(r.stdout)
+    j.pop("schedule")
+    j["wall_s"] = time.perf_counter() - t0
+    return j
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--build", default=os.path.join(ROOT, "build"))
+    p.add_argument("--cap", type=float, default=120)
+    p.add_argument("--out", default=os.path.join(ROOT, "bench", "results",
+                                                 "scale.json"))
+    a = p.parse_args()
+    bin_dir = os.path.join(a.build, "bin")
+    cases = []
+    for path in sorted(glob.glob(os.path.join(SHARED, "random_layered_*.json")),
+                       key=lambda f: int(f.split("_n")[1].split("_")[0])):
+        for b in ("0.9x", "0.8x"):
+            cases.append((path, b))
+    tmp = tempfile.mkdtemp()
+    for forward in (500, 1000, 2500, 5000):
+        path = os.path.join(tmp, f"train{2 * forward + 1}.json")
+        subprocess.check_call([sys.executable,
+                               os.path.join(ROOT, "bench", "gen-training-graph.py"),
+                               "--forward", str(forward), "-o", path])
+        cases.append((path, "0.5x"))
+    rows = []
+    print("| graph | nodes | budget | solver | feasible | overhead | solve ms |")
+    print("|---|---|---|---|---|---|---|")
+    for path, budget in cases:
+        for solver in ("chen-greedy", "greedy", "auto"):
+            j = run(bin_dir, path, budget, solver, a.cap)
+            name = os.path.basename(path)[:-5]
+            if j is None:
+                print(f"| {name} | | {budget} | {solver} | over the {a.cap:.0f} s cap | | |",
+                      flush=True)
+                rows.append({"graph": name, "budget": budget, "solver": solver,
+                             "timeout_s": a.cap})
+                continue
+            print(f"| {name} | {j['nodes']} | {budget} | {solver} | "
+                  f"{'yes' if j['feasible'] else 'no'} | "
+                  f"{j['overhead']:.4f} | {j['solve_ms']:.1f} |", flush=True)
+            rows.append({"graph": name, "budget": budget, "solver": solver,
+                         "nodes": j["nodes"], "feasible": j["feasible"],
+                         "overhead": j["overhead"], "solve_ms": j["solve_ms"]})
+    with open(a.out, "w") as f:
+        json.dump(rows, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,165 @@
+#!/usr/bin/python3
+"""Budget sweeps of every solver on the benchmark graphs (Checkmate's
+protocol): 32 budgets from the smallest one `auto` reaches up to the no-remat
+peak. Writes bench/results/sweep.csv, sweep.json and one PNG per graph
+(overhead vs budget), and prints a summary: auto against the proven optimum
+where milp proves one, auto's worst solve time, and whether auto's overhead
+is monotone in the budget.
+
+usage: bench/solver-sweep.py [--build build] [--points 32]
+       [--milp-graphs VGG16,mlp] [--milp-time-limit 10] [--report-only]
+
+--report-only reprints the summary and redraws the plots from sweep.json.
+Run it with Debian's /usr/bin/python3 (python3-matplotlib) for the plots.
+"""
+import argparse
+import csv
+import json
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SHARED = os.path.join(os.path.dirname(ROOT), "shared", "benchmarks",
+                      "checkmate-graphs")
+SOLVERS = ["every-layer", "chen-sqrt", "chen-greedy", "greedy", "auto"]
+
+
+def solve(bin_dir, graph, budget, solver, time_limit=None):
+    cmd = [os.path.join(bin_dir, "remat-solve"), graph, f"--budget={budget}",
+           f"--solver={solver}", "--json"]
+    if time_limit:
+        cmd.append(f"--time-limit={time_limit}")
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode not in (0, 2):
+        sys.exit(f"remat-solve failed: {' '.join(cmd)}\n{r.stderr}")
+    j = json.loads(r.stdout)
+    j.pop("schedule")
+    return j
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--build", default=os.path.join(ROOT, "build"))
+    p.add_argument("--points", type=int, default=32)
+    p.add_argument("--milp-graphs", default="VGG16,mlp")
+    p.add_argument("--milp-time-limit", type=float, default=10)
+    p.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
+    p.add_argument("--report-only", action="store_true")
+    a = p.parse_args()
+    if a.report_only:
+        rows = json.load(open(os.path.join(a.out, "sweep.json")))
+        graphs = list(dict.fromkeys(r["graph"] for r in rows))
+        return report(rows, graphs, a.out)
+    bin_dir = os.path.join(a.build, "bin")
+    os.makedirs(a.out, exist_ok=True)
+    graphs = {name: os.path.join(SHARED, f"{name}_train.json")
+              for name in ("VGG16_256", "MobileNet_512", "ResNet50_256")}
+    # The project's own model: the demo MLP's step, exported by the compiler.
+    mlp = os.path.join(a.out, "mlp-graph.json")
+    subprocess.check_call([os.path.join(bin_dir, "remat-compile"),
+                           os.path.join(ROOT, "examples", "mlp.mlir"),
+                           "--emit=graph", "-o", mlp])
+    graphs["mlp"] = mlp
+    milp_graphs = [g for g in graphs if any(g.startswith(m) for m in
+                                            a.milp_graphs.split(",") if m)]
+
+    rows = []
+    for name, path in graphs.items():
+        base = solve(bin_dir, path, "1.0x", "none")
+        floor = solve(bin_dir, path, 1, "auto")["peak_bytes"]
+        peak = base["baseline_peak_bytes"]
+        budgets = [int(floor + (peak - floor) * i / (a.points - 1))
+                   for i in range(a.points)]
+        solvers = SOLVERS + (["milp"] if name in milp_graphs else [])
+        for b in budgets:
+            for s in solvers:
+                j = solve(bin_dir, path, b, s,
+                          a.milp_time_limit if s == "milp" else None)
+                rows.append({"graph": name, "solver": s, "budget": b,
+                             "budget_fraction": b / peak,
+                             "feasible": j["feasible"],
+                             "overhead": j["overhead"] if j["feasible"] else None,
+                             "solve_ms": j["solve_ms"], "optimal": j["optimal"],
+                             "lower_bound_overhead":
+                                 (j["lower_bound_cost"] / j["baseline_cost"]
+                                  if j["lower_bound_cost"] is not None else None)})
+        print(f"{name}: {len(budgets)} budgets from {floor / peak:.3f} to 1.0 "
+              f"of the no-remat peak ({peak} bytes)", flush=True)
+
+    with open(os.path.join(a.out, "sweep.json"), "w") as f:
+        json.dump(rows, f, indent=1)
+    with open(os.path.join(a.out, "sweep.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+        w.writeheader()
+        w.writerows(rows)
+    return report(rows, list(graphs), a.out)
+
+
+def report(rows, graphs, out):
+
+    print("\n| graph | auto feasible | auto worst solve ms | auto monotone | "
+          "milp proven points | auto vs optimum, worst extra-compute ratio | "
+          "budgets where a heuristic beats auto |")
+    print("|---|---|---|---|---|---|---|")
+    for name in graphs:
+        by = lambda s: [r for r in rows if r["graph"] == name and r["solver"] == s]
+        auto = by("auto")
+        feasible = sum(r["feasible"] for r in auto)
+        worst_ms = max(r["solve_ms"] for r in auto)
+        over = [r["overhead"] for r in auto if r["feasible"]]
+        monotone = all(x >= y - 1e-12 for x, y in zip(over, over[1:]))
+        milp = {r["budget"]: r for r in by("milp")}
+        proven, ratios = 0, []
+        for r in auto:
+            m = milp.get(r["budget"])
+            if m and m["optimal"] and m["feasible"]:
+                proven += 1
+                extra_opt = m["overhead"] - 1
+                extra_auto = r["overhead"] - 1
+                ratios.append((extra_auto + 1e-12) / (extra_opt + 1e-12)
+                              if extra_opt > 1e-9 else (1.0 if extra_auto < 1e-9 else float("inf")))
+        beaten = 0
+        for r in auto:
+            others = [o for o in rows if o["graph"] == name and
+                      o["budget"] == r["budget"] and o["feasible"] and
+                      o["solver"] in SOLVERS and o["solver"] != "auto"]
+            if others and (not r["feasible"] or
+                           min(o["overhead"] for o in others) < r["overhead"] - 1e-12):
+                beaten += 1
+        ratio = f"{max(ratios):.3f}" if ratios else "n/a"
+        print(f"| {name} | {feasible}/{len(auto)} | {worst_ms:.1f} | "
+              f"{'yes' if monotone else 'NO'} | {proven if milp else 'not run'} | "
+              f"{ratio} | {beaten} |")
+
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib not installed (apt-get install python3-matplotlib): "
+              "no plots")
+        return 0
+    for name in graphs:
+        fig, ax = plt.subplots(figsize=(6, 4))
+        for s in SOLVERS + ["milp"]:
+            pts = [(r["budget_fraction"], r["overhead"]) for r in rows
+                   if r["graph"] == name and r["solver"] == s and r["feasible"]]
+            if not pts:
+                continue
+            xs, ys = zip(*pts)
+            ax.plot(xs, ys, marker="o" if s == "milp" else ".", label=s,
+                    linestyle="none" if s == "milp" else "-")
+        ax.set_xlabel("budget / no-remat peak")
+        ax.set_ylabel("compute overhead (x)")
+        ax.set_title(name)
+        ax.legend()
+        ax.grid(alpha=0.3)
+        fig.tight_layout()
+        fig.savefig(os.path.join(out, f"sweep-{name}.png"), dpi=100)
+        plt.close(fig)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
