@@ -45,7 +45,7 @@ def main():
 
     # Compile-time cost of the passes themselves (best of 5).
     opt_times = {}
-    for solver in ("none", "chen-sqrt", "greedy"):
+    for solver in ("none", "every-layer", "chen-sqrt", "chen-greedy", "greedy", "auto"):
         best = None
         for _ in range(5):
             t0 = time.perf_counter()
@@ -56,7 +56,7 @@ def main():
         opt_times[solver] = best
 
     rows = []
-    for solver in ("none", "chen-sqrt", "greedy"):
+    for solver in ("none", "every-layer", "chen-sqrt", "chen-greedy", "greedy", "auto"):
         for pct in (100, 75, 50, 25):
             so = os.path.join(tmp, f"{solver}-{pct}.so")
             r = run([os.path.join(bin_, "remat-compile"), model, "-o", so,
