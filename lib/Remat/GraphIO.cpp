@@ -9,8 +9,8 @@
 
 #include "remat/Remat/GraphIO.h"
 
-#include "llvm/Support/JSON.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -82,8 +82,8 @@ bool remat::parseGraph(const std::string &text, GraphFile &out,
     if (!number(*n, idKey, id) || !number(*n, costKey, cost) ||
         !number(*n, bytesKey, bytes) ||
         (moccasin && !number(*n, "param_cost", resident))) {
-      error = where + ": missing numeric field (expected '" + idKey +
-              "', '" + costKey + "', '" + bytesKey + "'" +
+      error = where + ": missing numeric field (expected '" + idKey + "', '" +
+              costKey + "', '" + bytesKey + "'" +
               (moccasin ? ", 'param_cost'" : "") + ")";
       return false;
     }
@@ -122,9 +122,9 @@ bool remat::parseGraph(const std::string &text, GraphFile &out,
   for (size_t i = 0; i < links->size(); ++i) {
     const llvm::json::Object *l = (*links)[i].getAsObject();
     double s, t;
-    bool ok = l && (moccasin ? number(*l, "0", s) && number(*l, "1", t)
-                             : number(*l, "source", s) &&
-                                   number(*l, "target", t));
+    bool ok =
+        l && (moccasin ? number(*l, "0", s) && number(*l, "1", t)
+                       : number(*l, "source", s) && number(*l, "target", t));
     std::string where = "link " + std::to_string(i);
     if (!ok) {
       error = where + ": expected numeric " +
@@ -191,7 +191,8 @@ bool remat::parseGraph(const std::string &text, GraphFile &out,
       continue;
     auto it = indexOf.find(raw[i].overwrites);
     if (it == indexOf.end()) {
-      error = "node '" + raw[i].name + "' overwrites a node that does not exist";
+      error =
+          "node '" + raw[i].name + "' overwrites a node that does not exist";
       return false;
     }
     g.node(newId[i]).overwrites = newId[it->second];

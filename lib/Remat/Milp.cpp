@@ -112,8 +112,8 @@ void MilpModel::build() {
   for (size_t t = 0; t < n; ++t) {
     for (size_t i = 0; i <= t; ++i) {
       double cost = graph.node(pos[i]).cost;
-      bool allowed = t <= lastStage[i] && (graph.node(pos[i]).recomputable ||
-                                           i == t);
+      bool allowed =
+          t <= lastStage[i] && (graph.node(pos[i]).recomputable || i == t);
       r[t].push_back(addCol(i == t ? 1 : 0, allowed ? 1 : 0, cost, true));
     }
     for (size_t i = 0; i < t; ++i)
@@ -126,8 +126,7 @@ void MilpModel::build() {
         int i = index[d];
         if (i < 0)
           continue; // arguments are always resident
-        std::vector<std::pair<int, double>> row = {{r[t][j], 1},
-                                                   {r[t][i], -1}};
+        std::vector<std::pair<int, double>> row = {{r[t][j], 1}, {r[t][i], -1}};
         if (static_cast<size_t>(i) < t)
           row.push_back({s[t][i], -1});
         addRow(row, 'L', 0);

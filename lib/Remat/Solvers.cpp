@@ -71,8 +71,8 @@ struct ExecutorPlan {
       for (NodeId d : graph.deps(id)) {
         // In a training graph the forward users are early; otherwise the
         // first user is.
-        bool early = training ? !graph.node(id).backward
-                              : graph.users(d).front() == id;
+        bool early =
+            training ? !graph.node(id).backward : graph.users(d).front() == id;
         earlyDep[id].push_back(early);
       }
     }
@@ -294,9 +294,10 @@ static SolveResult solveChenGreedy(const Graph &graph, int64_t budget,
         policy[c] = Policy::Recompute;
     }
     SolveResult r = finish(graph, scheduleFromPolicies(graph, policy), budget);
-    bool better = !have || (r.feasible ? (!best.feasible || r.cost < best.cost)
-                                       : (!best.feasible &&
-                                          r.peakBytes < best.peakBytes));
+    bool better =
+        !have ||
+        (r.feasible ? (!best.feasible || r.cost < best.cost)
+                    : (!best.feasible && r.peakBytes < best.peakBytes));
     if (better) {
       best = std::move(r);
       have = true;
@@ -317,8 +318,8 @@ struct Evaluated {
 
 /// Marks the values resident at some event where memory exceeds `budget`.
 static std::vector<char> residentOverBudget(const Graph &graph,
-                                           const Schedule &schedule,
-                                           int64_t budget) {
+                                            const Schedule &schedule,
+                                            int64_t budget) {
   std::vector<char> marked(graph.size(), 0), resident(graph.size(), 0);
   std::vector<int64_t> live = residentBytes(graph, schedule);
   // A value is marked if it is resident after an over-budget compute.
@@ -376,7 +377,8 @@ static SolveResult greedyRun(const Graph &graph, int64_t budget,
     Policy policy;
     bool operator<(const Move &o) const { return score < o.score; }
   };
-  auto tryMove = [&](NodeId c, Policy p, Evaluated &e) -> std::optional<double> {
+  auto tryMove = [&](NodeId c, Policy p,
+                     Evaluated &e) -> std::optional<double> {
     Policy old = policy[c];
     policy[c] = p;
     e = evaluate(policy);
@@ -394,8 +396,8 @@ static SolveResult greedyRun(const Graph &graph, int64_t budget,
         break; // no move lowers the excess
       // Dropping a value can only lower the excess if the value is resident
       // while memory is over the budget; score only those.
-      std::vector<char> pressured = residentOverBudget(
-          graph, PolicyExecutor(plan, policy).run(), budget);
+      std::vector<char> pressured =
+          residentOverBudget(graph, PolicyExecutor(plan, policy).run(), budget);
       for (NodeId c : candidates)
         for (Policy p : {Policy::Recompute, Policy::Transient}) {
           Evaluated e;
@@ -522,8 +524,8 @@ static SolveResult improveBySwaps(const Graph &graph, int64_t budget,
       if (policy[up] == Policy::Keep)
         continue;
       Policy upOld = policy[up];
-      Policy upNew = upOld == Policy::Transient ? Policy::Recompute
-                                                : Policy::Keep;
+      Policy upNew =
+          upOld == Policy::Transient ? Policy::Recompute : Policy::Keep;
       size_t lo = a >= window ? a - window : 0;
       size_t hi = std::min(candidates.size(), a + window + 1);
       for (size_t b = lo; b < hi && evaluations < maxEvaluations; ++b) {
@@ -531,8 +533,8 @@ static SolveResult improveBySwaps(const Graph &graph, int64_t budget,
         if (down == up || policy[down] == Policy::Transient)
           continue;
         Policy downOld = policy[down];
-        Policy downNew = downOld == Policy::Keep ? Policy::Recompute
-                                                 : Policy::Transient;
+        Policy downNew =
+            downOld == Policy::Keep ? Policy::Recompute : Policy::Transient;
         policy[up] = upNew;
         policy[down] = downNew;
         SimResult e = evaluate(policy);
@@ -601,12 +603,9 @@ struct Entry {
 
 static const std::vector<Entry> &registry() {
   static const std::vector<Entry> entries = {
-      {"none", solveNone},
-      {"every-layer", solveEveryLayer},
-      {"chen-sqrt", solveChenSqrt},
-      {"chen-greedy", solveChenGreedy},
-      {"greedy", solveGreedy},
-      {"milp", detail::solveMilp},
+      {"none", solveNone},          {"every-layer", solveEveryLayer},
+      {"chen-sqrt", solveChenSqrt}, {"chen-greedy", solveChenGreedy},
+      {"greedy", solveGreedy},      {"milp", detail::solveMilp},
       {"auto", solveAuto},
   };
   return entries;

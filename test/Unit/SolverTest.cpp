@@ -192,8 +192,15 @@ TEST(Milp, MatchesTheKnownOptimumOfAChain) {
          f2 = add("f2", 10, 100, false), loss = add("loss", 1, 4, false),
          b2 = add("b2", 10, 100, true), b1 = add("b1", 10, 100, true),
          b0 = add("b0", 10, 100, true);
-  for (auto [a, b] : {std::pair{f0, f1}, {f1, f2}, {f2, loss}, {loss, b2},
-                      {f2, b2}, {b2, b1}, {f1, b1}, {b1, b0}, {f0, b0}})
+  for (auto [a, b] : {std::pair{f0, f1},
+                      {f1, f2},
+                      {f2, loss},
+                      {loss, b2},
+                      {f2, b2},
+                      {b2, b1},
+                      {f1, b1},
+                      {b1, b0},
+                      {f0, b0}})
     g.addEdge(a, b);
   SolveResult r = solve("milp", g, 304);
   ASSERT_TRUE(r.feasible);
@@ -202,7 +209,8 @@ TEST(Milp, MatchesTheKnownOptimumOfAChain) {
   // One byte less forces recomputing more than f1 once.
   SolveResult tighter = solve("milp", g, 303);
   ASSERT_TRUE(tighter.feasible);
-  EXPECT_EQ(test::bruteForceOptimum(g, 303), std::optional<double>(tighter.cost));
+  EXPECT_EQ(test::bruteForceOptimum(g, 303),
+            std::optional<double>(tighter.cost));
   EXPECT_GT(tighter.cost, 71);
 }
 

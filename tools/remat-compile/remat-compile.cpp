@@ -76,16 +76,16 @@ static cl::opt<bool> returnGradients(
     cl::init(false));
 static cl::opt<Emit> emit(
     "emit", cl::desc("What to write"), cl::init(Emit::Shared),
-    cl::values(clEnumValN(Emit::Step, "step",
-                          "the train step after autodiff/remat"),
-               clEnumValN(Emit::Graph, "graph",
-                          "the remat graph of the step, as JSON for remat-solve"),
-               clEnumValN(Emit::Linalg, "linalg", "linalg on tensors"),
-               clEnumValN(Emit::LLVMDialect, "llvm-mlir", "the LLVM dialect"),
-               clEnumValN(Emit::LLVMIR, "llvm", "LLVM IR after optimization"),
-               clEnumValN(Emit::Object, "obj", "an object file"),
-               clEnumValN(Emit::Shared, "so",
-                          "a shared object and its manifest (default)")));
+    cl::values(
+        clEnumValN(Emit::Step, "step", "the train step after autodiff/remat"),
+        clEnumValN(Emit::Graph, "graph",
+                   "the remat graph of the step, as JSON for remat-solve"),
+        clEnumValN(Emit::Linalg, "linalg", "linalg on tensors"),
+        clEnumValN(Emit::LLVMDialect, "llvm-mlir", "the LLVM dialect"),
+        clEnumValN(Emit::LLVMIR, "llvm", "LLVM IR after optimization"),
+        clEnumValN(Emit::Object, "obj", "an object file"),
+        clEnumValN(Emit::Shared, "so",
+                   "a shared object and its manifest (default)")));
 
 static std::string dtypeOf(Type type) {
   Type e = cast<ShapedType>(type).getElementType();
@@ -340,13 +340,13 @@ static LogicalResult compile(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
   if (emit == Emit::Step)
     return printModule(*module);
   if (emit == Emit::Graph) {
-    FailureOr<mlir::remat::StepGraph> step = mlir::remat::buildStepGraph(*model);
+    FailureOr<mlir::remat::StepGraph> step =
+        mlir::remat::buildStepGraph(*model);
     if (failed(step))
       return failure();
     std::string error;
-    auto out = openOutputFile(outputFile.empty() ? std::string("-")
-                                                 : outputFile.getValue(),
-                              &error);
+    auto out = openOutputFile(
+        outputFile.empty() ? std::string("-") : outputFile.getValue(), &error);
     if (!out) {
       llvm::errs() << "remat-compile: " << error << "\n";
       return failure();

@@ -43,8 +43,8 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv,
                               "Runs a rematerialization solver on a graph\n");
   if (!isSolver(solverName))
-    return fail("unknown solver '" + solverName + "'; expected one of: " +
-                llvm::join(solverNames(), ", "));
+    return fail("unknown solver '" + solverName +
+                "'; expected one of: " + llvm::join(solverNames(), ", "));
   if (!(timeLimit > 0) || !std::isfinite(timeLimit))
     return fail("--time-limit must be a positive number of seconds");
   GraphFile file;
@@ -108,19 +108,21 @@ int main(int argc, char **argv) {
                  << "\n";
   } else {
     llvm::outs() << file.name << " (" << file.graph.size() << " nodes), solver "
-                 << solverName << ", budget " << budget << " bytes: "
-                 << (r.feasible ? "feasible" : "infeasible") << "\n"
+                 << solverName << ", budget " << budget
+                 << " bytes: " << (r.feasible ? "feasible" : "infeasible")
+                 << "\n"
                  << "  peak " << sim.peakBytes << " bytes (no remat "
                  << base.peakBytes << ")\n"
-                 << "  cost " << llvm::format("%.6g", sim.cost)
-                 << " (no remat " << llvm::format("%.6g", base.cost)
-                 << ", overhead " << llvm::format("%.4f", overhead) << "x)\n"
+                 << "  cost " << llvm::format("%.6g", sim.cost) << " (no remat "
+                 << llvm::format("%.6g", base.cost) << ", overhead "
+                 << llvm::format("%.4f", overhead) << "x)\n"
                  << "  solved in " << llvm::format("%.2f", ms) << " ms";
     if (r.optimal)
-      llvm::outs() << (*r.optimal ? ", proven optimal" : ", not proven optimal");
+      llvm::outs() << (*r.optimal ? ", proven optimal"
+                                  : ", not proven optimal");
     if (r.lowerBound)
-      llvm::outs() << " (cost lower bound " << llvm::format("%.6g", *r.lowerBound)
-                   << ")";
+      llvm::outs() << " (cost lower bound "
+                   << llvm::format("%.6g", *r.lowerBound) << ")";
     llvm::outs() << "\n";
     if (!r.feasible)
       llvm::outs() << "  the smallest budget this solver reaches is "

@@ -33,8 +33,7 @@ bool parseGraph(const std::string &text, GraphFile &out, std::string &error);
 std::string writeGraph(const Graph &graph, const std::string &name);
 
 /// Reads and parses a file; errors name the file.
-bool readGraphFile(const std::string &path, GraphFile &out,
-                   std::string &error);
+bool readGraphFile(const std::string &path, GraphFile &out, std::string &error);
 
 } // namespace remat
 
