@@ -179,6 +179,14 @@ Schedule remat::scheduleFromPolicies(const Graph &graph,
   return PolicyExecutor(ExecutorPlan(graph), policy).run();
 }
 
+/// The order every solver picks by: feasible beats infeasible; among
+/// feasible answers the cheaper wins, among infeasible the lower peak.
+static bool isBetter(const SolveResult &a, const SolveResult &b) {
+  if (a.feasible != b.feasible)
+    return a.feasible;
+  return a.feasible ? a.cost < b.cost : a.peakBytes < b.peakBytes;
+}
+
 static SolveResult finish(const Graph &graph, Schedule schedule,
                           int64_t budget) {
   SimResult sim = simulate(graph, schedule);
@@ -294,11 +302,7 @@ static SolveResult solveChenGreedy(const Graph &graph, int64_t budget,
         policy[c] = Policy::Recompute;
     }
     SolveResult r = finish(graph, scheduleFromPolicies(graph, policy), budget);
-    bool better =
-        !have ||
-        (r.feasible ? (!best.feasible || r.cost < best.cost)
-                    : (!best.feasible && r.peakBytes < best.peakBytes));
-    if (better) {
+    if (!have || isBetter(r, best)) {
       best = std::move(r);
       have = true;
     }
@@ -488,11 +492,7 @@ static SolveResult solveGreedy(const Graph &graph, int64_t budget,
   bool have = false;
   for (SolveResult &s : greedyLadder(graph)) {
     s.feasible = s.peakBytes <= budget;
-    bool better =
-        !have ||
-        (s.feasible ? (!best.feasible || s.cost < best.cost)
-                    : (!best.feasible && s.peakBytes < best.peakBytes));
-    if (better) {
+    if (!have || isBetter(s, best)) {
       best = std::move(s);
       have = true;
     }
@@ -575,9 +575,7 @@ static SolveResult solveAuto(const Graph &graph, int64_t budget,
                              const SolverOptions &options) {
   SolveResult best = solveGreedy(graph, budget, options);
   auto consider = [&](SolveResult r) {
-    bool better = r.feasible ? (!best.feasible || r.cost < best.cost)
-                             : (!best.feasible && r.peakBytes < best.peakBytes);
-    if (better)
+    if (isBetter(r, best))
       best = std::move(r);
   };
   if (best.feasible) {

@@ -178,17 +178,32 @@ static LogicalResult runPasses(ModuleOp module, StringRef pipeline) {
   return pm.run(module);
 }
 
-static LogicalResult printModule(ModuleOp module) {
+/// Opens `path` ("-": stdout), lets `write` fill it and keeps it if that
+/// succeeds.
+static LogicalResult
+writeFile(StringRef path,
+          function_ref<LogicalResult(llvm::raw_fd_ostream &)> write) {
   std::string error;
-  auto out = openOutputFile(
-      outputFile.empty() ? std::string("-") : outputFile.getValue(), &error);
+  auto out = openOutputFile(path, &error);
   if (!out) {
     llvm::errs() << "remat-compile: " << error << "\n";
     return failure();
   }
-  module.print(out->os());
+  if (failed(write(out->os())))
+    return failure();
   out->keep();
   return success();
+}
+
+static StringRef outputOrStdout() {
+  return outputFile.empty() ? StringRef("-") : StringRef(outputFile);
+}
+
+static LogicalResult printModule(ModuleOp module) {
+  return writeFile(outputOrStdout(), [&](llvm::raw_fd_ostream &os) {
+    module.print(os);
+    return success();
+  });
 }
 
 /// Adds `remat_step(void **args)`, which calls the step's C interface with
@@ -263,16 +278,11 @@ static LogicalResult writeManifest(const StepInfo &info, StringRef soPath) {
   };
   SmallString<128> path(soPath);
   llvm::sys::path::replace_extension(path, "json");
-  std::string error;
-  auto out = openOutputFile(path, &error);
-  if (!out) {
-    llvm::errs() << "remat-compile: " << error << "\n";
-    return failure();
-  }
-  out->os() << llvm::formatv("{0:2}", llvm::json::Value(std::move(manifest)))
-            << "\n";
-  out->keep();
-  return success();
+  return writeFile(path, [&](llvm::raw_fd_ostream &os) {
+    os << llvm::formatv("{0:2}", llvm::json::Value(std::move(manifest)))
+       << "\n";
+    return success();
+  });
 }
 
 /// The roles and names are in the manifest now; LLVM IR has no place for
@@ -344,16 +354,10 @@ static LogicalResult compile(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
         mlir::remat::buildStepGraph(*model);
     if (failed(step))
       return failure();
-    std::string error;
-    auto out = openOutputFile(
-        outputFile.empty() ? std::string("-") : outputFile.getValue(), &error);
-    if (!out) {
-      llvm::errs() << "remat-compile: " << error << "\n";
-      return failure();
-    }
-    out->os() << ::remat::writeGraph(step->graph, info.function) << "\n";
-    out->keep();
-    return success();
+    return writeFile(outputOrStdout(), [&](llvm::raw_fd_ostream &os) {
+      os << ::remat::writeGraph(step->graph, info.function) << "\n";
+      return success();
+    });
   }
 
   PassManager pm(module.get()->getName());
@@ -393,16 +397,10 @@ static LogicalResult compile(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
     return failure();
   }
   if (emit == Emit::LLVMIR) {
-    std::string error;
-    auto out = openOutputFile(
-        outputFile.empty() ? std::string("-") : outputFile.getValue(), &error);
-    if (!out) {
-      llvm::errs() << "remat-compile: " << error << "\n";
-      return failure();
-    }
-    llvmModule->print(out->os(), nullptr);
-    out->keep();
-    return success();
+    return writeFile(outputOrStdout(), [&](llvm::raw_fd_ostream &os) {
+      llvmModule->print(os, nullptr);
+      return success();
+    });
   }
 
   if (outputFile.empty() || outputFile == "-") {
@@ -413,22 +411,19 @@ static LogicalResult compile(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
   SmallString<128> objPath(outputFile.getValue());
   if (emit == Emit::Shared)
     objPath += ".o";
-  {
-    std::string error;
-    auto out = openOutputFile(objPath, &error);
-    if (!out) {
-      llvm::errs() << "remat-compile: " << error << "\n";
-      return failure();
-    }
-    llvm::legacy::PassManager codegen;
-    if (machine->addPassesToEmitFile(codegen, out->os(), nullptr,
-                                     llvm::CodeGenFileType::ObjectFile)) {
-      llvm::errs() << "remat-compile: the target cannot emit objects\n";
-      return failure();
-    }
-    codegen.run(*llvmModule);
-    out->keep();
-  }
+  LogicalResult written =
+      writeFile(objPath, [&](llvm::raw_fd_ostream &os) -> LogicalResult {
+        llvm::legacy::PassManager codegen;
+        if (machine->addPassesToEmitFile(codegen, os, nullptr,
+                                         llvm::CodeGenFileType::ObjectFile)) {
+          llvm::errs() << "remat-compile: the target cannot emit objects\n";
+          return failure();
+        }
+        codegen.run(*llvmModule);
+        return success();
+      });
+  if (failed(written))
+    return failure();
   if (emit == Emit::Object)
     return success();
 
