@@ -58,6 +58,10 @@ bool remat::parseGraph(const std::string &text, GraphFile &out,
             "arrays";
     return false;
   }
+  if (nodes->empty()) {
+    error = "the graph has no nodes";
+    return false;
+  }
   if (const llvm::json::Object *g = root->getObject("graph"))
     if (auto name = g->getString("name"))
       out.name = name->str();
