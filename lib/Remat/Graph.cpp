@@ -165,31 +165,42 @@ std::vector<int64_t> remat::residentBytes(const Graph &graph,
 }
 
 Schedule remat::freeAtLastUse(const Graph &graph, const Schedule &schedule) {
-  // For each free, the index of the compute event after which it belongs.
+  // Each free moves to after the last compute event that touched its value
+  // (index + 1 of that event; 0 = before everything). Frees are bucketed by
+  // that position with a counting sort, keeping their order within a bucket.
+  size_t n = schedule.size();
   std::vector<int64_t> lastTouch(graph.size(), -1);
-  std::vector<std::vector<NodeId>> freesAfter(schedule.size());
-  std::vector<NodeId> freesAtStart;
-  for (size_t i = 0; i < schedule.size(); ++i) {
+  std::vector<uint32_t> slot(n, 0), start(n + 2, 0);
+  for (size_t i = 0; i < n; ++i) {
     const Event &e = schedule[i];
     if (e.kind == Event::Kind::Free) {
-      int64_t at = lastTouch[e.node];
-      (at < 0 ? freesAtStart : freesAfter[at]).push_back(e.node);
+      slot[i] = static_cast<uint32_t>(lastTouch[e.node] + 1);
+      ++start[slot[i] + 1];
       continue;
     }
     lastTouch[e.node] = static_cast<int64_t>(i);
     for (NodeId d : graph.deps(e.node))
       lastTouch[d] = static_cast<int64_t>(i);
   }
+  for (size_t k = 1; k < start.size(); ++k)
+    start[k] += start[k - 1];
+  std::vector<NodeId> frees(start.back());
+  std::vector<uint32_t> fill(start.begin(), start.end() - 1);
+  for (size_t i = 0; i < n; ++i)
+    if (schedule[i].kind == Event::Kind::Free)
+      frees[fill[slot[i]]++] = schedule[i].node;
   Schedule out;
-  out.reserve(schedule.size());
-  for (NodeId id : freesAtStart)
-    out.push_back({Event::Kind::Free, id});
-  for (size_t i = 0; i < schedule.size(); ++i) {
+  out.reserve(n);
+  auto emitFrees = [&](size_t position) {
+    for (uint32_t k = start[position]; k < start[position + 1]; ++k)
+      out.push_back({Event::Kind::Free, frees[k]});
+  };
+  emitFrees(0);
+  for (size_t i = 0; i < n; ++i) {
     if (schedule[i].kind == Event::Kind::Free)
       continue;
     out.push_back(schedule[i]);
-    for (NodeId id : freesAfter[i])
-      out.push_back({Event::Kind::Free, id});
+    emitFrees(i + 1);
   }
   return out;
 }

@@ -392,6 +392,10 @@ static SolveResult greedyRun(const Graph &graph, int64_t budget,
       return std::nullopt;
     return gain / std::max(e.cost - current.cost, 1e-9);
   };
+  // A re-scored move is taken if it is within this factor of the best stale
+  // score: exact lazy greedy re-scores most moves once per step on large
+  // graphs, because every step lowers the excess every other move saves.
+  constexpr double kLazySlack = 0.8;
   std::priority_queue<Move> heap;
   bool fresh = false; // the heap holds every move scored at this state
   while (current.peak > budget) {
@@ -420,7 +424,7 @@ static SolveResult greedyRun(const Graph &graph, int64_t budget,
     std::optional<double> score = tryMove(top.node, top.policy, e);
     if (!score)
       continue;
-    if (!heap.empty() && *score < heap.top().score) {
+    if (!heap.empty() && *score < kLazySlack * heap.top().score) {
       heap.push({*score, top.node, top.policy});
       continue;
     }
