@@ -556,9 +556,10 @@ static SolveResult improveBySwaps(const Graph &graph, int64_t budget,
   return finish(graph, scheduleFromPolicies(graph, policy), budget);
 }
 
-/// Recovers the policies behind a greedy schedule: a candidate computed more
-/// than once was dropped; more than twice (or freed between two backward
-/// uses) means Transient. Used to continue from greedy's answer.
+/// Recovers the policies behind a greedy schedule from how often each
+/// candidate is computed: once means Keep, twice Recompute, more Transient
+/// (a Transient value with one backward use reads as Recompute, which
+/// schedules it the same way). Used to continue from greedy's answer.
 static std::vector<Policy> policiesOf(const Graph &graph,
                                       const Schedule &schedule) {
   std::vector<int> computes(graph.size(), 0);

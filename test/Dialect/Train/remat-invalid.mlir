@@ -69,3 +69,13 @@ func.func @read_after_update(%w: tensor<4xf32>, %g: tensor<4xf32>)
   %r = train.relu %w : tensor<4xf32>
   return %u, %r : tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+func.func private @side_effect()
+
+func.func @no_result(%w: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{expects ops with one result in a training function}}
+  func.call @side_effect() : () -> ()
+  return %w : tensor<4xf32>
+}
