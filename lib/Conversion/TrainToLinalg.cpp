@@ -7,6 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Internal.h"
+
 #include "remat/Conversion/Passes.h"
 #include "remat/Dialect/Train/IR/TrainDialect.h"
 
@@ -135,11 +137,6 @@ Value Lowering::lower() {
                          return SelectOp::create(nb, l, positive, a[0], zero);
                        });
   }
-  if (auto add = dyn_cast<AddOp>(op))
-    return elementwise({add.getLhs(), add.getRhs()},
-                       [](OpBuilder &nb, Location l, ValueRange a) -> Value {
-                         return AddFOp::create(nb, l, a[0], a[1]);
-                       });
   if (auto loss = dyn_cast<MseLossOp>(op)) {
     auto type = cast<RankedTensorType>(loss.getPrediction().getType());
     unsigned rank = type.getRank();
@@ -190,7 +187,7 @@ Value Lowering::lower() {
                      });
     return elementwise({sgd.getParam(), sgd.getGrad()}, update);
   }
-  return Value();
+  return lowerNNOp(b, op);
 }
 
 namespace {

@@ -42,7 +42,7 @@ LogicalResult mlir::remat::buildCPUToLLVMStage(OpPassManager &pm) {
       "convert-scf-to-cf,expand-strided-metadata,lower-affine,"
       // Generic allocation functions are the runtime's counting allocator.
       "finalize-memref-to-llvm{use-generic-functions=true},"
-      "convert-to-llvm,reconcile-unrealized-casts";
+      "convert-math-to-libm,convert-to-llvm,reconcile-unrealized-casts";
   return parsePassPipeline(stage, pm);
 }
 

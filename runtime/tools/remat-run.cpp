@@ -22,6 +22,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <optional>
 #include <vector>
 
 namespace {
@@ -31,7 +32,15 @@ struct TensorSpec {
   std::string name, role, dtype;
   std::vector<int64_t> shape;
   int64_t param = -1;
-  size_t elementBytes() const { return dtype == "f64" ? 8 : 4; }
+  /// How remat-compile says to fill it: integers uniform in [0, range);
+  /// floats uniform in [-bound, bound), or `constant` when set.
+  int64_t range = 0;
+  double bound = -1;
+  std::optional<double> constant;
+  bool isFloat() const { return dtype == "f32" || dtype == "f64"; }
+  size_t elementBytes() const {
+    return dtype == "f64" || dtype == "i64" ? 8 : 4;
+  }
   int64_t numElements() const {
     int64_t n = 1;
     for (int64_t d : shape)
@@ -90,8 +99,10 @@ TensorSpec readTensor(const json::Value &v, const std::string &where) {
   t.name = str("name", false);
   t.role = str("role", true);
   t.dtype = str("dtype", true);
-  if (t.dtype != "f32" && t.dtype != "f64")
-    die(where + ": unsupported dtype '" + t.dtype + "' (f32 or f64)");
+  if (t.dtype != "f32" && t.dtype != "f64" && t.dtype != "i32" &&
+      t.dtype != "i64")
+    die(where + ": unsupported dtype '" + t.dtype +
+        "' (f32, f64, i32 or i64)");
   const json::Value *shape = v.get("shape");
   if (!shape || !shape->isArray())
     die(where + ": missing array field 'shape'");
@@ -102,6 +113,17 @@ TensorSpec readTensor(const json::Value &v, const std::string &where) {
   }
   if (const json::Value *p = v.get("param"); p && p->isNumber())
     t.param = static_cast<int64_t>(p->number);
+  if (const json::Value *r = v.get("range"); r && r->isNumber()) {
+    if (t.isFloat() || r->number < 1)
+      die(where + ": 'range' must be a positive integer on an integer tensor");
+    t.range = static_cast<int64_t>(r->number);
+  }
+  if (const json::Value *init = v.get("init"); init && init->isObject()) {
+    if (const json::Value *b = init->get("uniform"); b && b->isNumber())
+      t.bound = b->number;
+    if (const json::Value *c = init->get("constant"); c && c->isNumber())
+      t.constant = c->number;
+  }
   return t;
 }
 
@@ -178,17 +200,33 @@ uint64_t splitmix64(uint64_t &state) {
   return z ^ (z >> 31);
 }
 
-/// Parameters: He-uniform weights (bound sqrt(6 / fan_in), fan_in the first
-/// dimension) and zero vectors; inputs and labels: uniform in [-1, 1).
+/// As the manifest says (remat-compile knows each parameter's role: norm
+/// weights are ones, biases zeros, weights He-uniform); without a hint,
+/// parameters are He-uniform with fan_in the first dimension (vectors zero),
+/// floats uniform in [-1, 1) and integers (labels, indices, seeds) uniform
+/// in [0, range).
 void fillDeterministic(const TensorSpec &t, void *data, uint64_t seed,
                        size_t index) {
   uint64_t state = seed * 0x100000001b3ULL + index * 0x9e3779b97f4a7c15ULL;
+  if (!t.isFloat()) {
+    uint64_t range = t.range > 0 ? t.range : (uint64_t(1) << 31);
+    for (int64_t i = 0; i < t.numElements(); ++i) {
+      int64_t v = static_cast<int64_t>(splitmix64(state) % range);
+      if (t.dtype == "i64")
+        static_cast<int64_t *>(data)[i] = v;
+      else
+        static_cast<int32_t *>(data)[i] = static_cast<int32_t>(v);
+    }
+    return;
+  }
   double bound = 1.0;
-  if (t.role == "param")
+  if (t.bound >= 0)
+    bound = t.bound;
+  else if (t.role == "param")
     bound = t.shape.size() >= 2 ? std::sqrt(6.0 / t.shape[0]) : 0.0;
   for (int64_t i = 0; i < t.numElements(); ++i) {
     double u = (splitmix64(state) >> 11) * (1.0 / 9007199254740992.0);
-    double v = (2 * u - 1) * bound;
+    double v = t.constant ? *t.constant : (2 * u - 1) * bound;
     if (t.dtype == "f64")
       static_cast<double *>(data)[i] = v;
     else

@@ -43,7 +43,7 @@
 
 using namespace mlir;
 namespace cl = llvm::cl;
-using mlir::remat::train::TrainDialect;
+using namespace mlir::remat::train;
 
 namespace {
 enum class Emit { Step, Graph, Linalg, LLVMDialect, LLVMIR, Object, Shared };
@@ -89,7 +89,67 @@ static cl::opt<Emit> emit(
 
 static std::string dtypeOf(Type type) {
   Type e = cast<ShapedType>(type).getElementType();
+  if (e.isInteger(64))
+    return "i64";
+  if (e.isInteger(32))
+    return "i32";
   return e.isF64() ? "f64" : e.isF32() ? "f32" : "";
+}
+
+/// What the driver needs to fill an argument sensibly, from the ops that use
+/// it: the class count or vocabulary bounding labels and token indices, and
+/// for parameters the PyTorch-like initialization (normalization weights 1,
+/// biases 0, weights He-uniform over their fan-in).
+static void describeFill(func::FuncOp step, BlockArgument arg,
+                         llvm::json::Object &entry) {
+  auto type = cast<RankedTensorType>(arg.getType());
+  for (OpOperand &use : arg.getUses()) {
+    Operation *user = use.getOwner();
+    unsigned n = use.getOperandNumber();
+    auto dim = [&](unsigned operand, unsigned d) {
+      return cast<RankedTensorType>(user->getOperand(operand).getType())
+          .getDimSize(d);
+    };
+    if (isa<CrossEntropyOp, CrossEntropyGradOp>(user) && n == 1) {
+      entry["range"] = dim(0, 1);
+      return;
+    }
+    if (isa<EmbeddingOp>(user) && n == 1) {
+      entry["range"] = dim(0, 0);
+      return;
+    }
+    if (isa<EmbeddingGradOp>(user) && n == 1) {
+      entry["range"] =
+          cast<RankedTensorType>(user->getResult(0).getType()).getDimSize(0);
+      return;
+    }
+    if (isa<LayerNormOp, BatchNormOp>(user) && (n == 1 || n == 2)) {
+      entry["init"] = llvm::json::Object{{"constant", n == 1 ? 1.0 : 0.0}};
+      return;
+    }
+  }
+  auto role = step.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                TrainDialect::kRoleAttr);
+  if (!role || role.getValue() != "param" ||
+      !isa<FloatType>(type.getElementType()))
+    return;
+  int64_t largest = 1;
+  for (int64_t d : type.getShape())
+    largest = std::max(largest, d);
+  if (type.getNumElements() == largest) {
+    entry["init"] = llvm::json::Object{{"constant", 0.0}}; // a bias
+    return;
+  }
+  // Matmul weights are [in, out]; convolution weights [F, C, KH, KW];
+  // embedding tables uniform in [-1, 1).
+  int64_t fanIn = type.getRank() == 2 ? type.getDimSize(0)
+                                      : type.getNumElements() /
+                                            type.getDimSize(0);
+  double bound = std::sqrt(6.0 / static_cast<double>(fanIn));
+  for (Operation *user : arg.getUsers())
+    if (isa<EmbeddingOp>(user))
+      bound = 1.0;
+  entry["init"] = llvm::json::Object{{"uniform", bound}};
 }
 
 static std::string describe(Type type) {
@@ -124,15 +184,17 @@ static LogicalResult describeStep(func::FuncOp step, StepInfo &info) {
     Type type = step.getArgumentTypes()[i];
     if (dtypeOf(type).empty())
       return step.emitError("argument ")
-             << i << " has an element type the runtime cannot fill (f32 or "
-             << "f64 only)";
+             << i << " has an element type the runtime cannot fill (f32, "
+             << "f64, i32 or i64)";
     auto role = step.getArgAttrOfType<StringAttr>(i, TrainDialect::kRoleAttr);
     auto name = step.getArgAttrOfType<StringAttr>(i, TrainDialect::kNameAttr);
-    info.arguments.push_back(llvm::json::Object{
+    llvm::json::Object entry{
         {"name", name ? name.str() : "arg" + std::to_string(i)},
         {"role", role ? role.str() : "input"},
         {"dtype", dtypeOf(type)},
-        {"shape", shapeOf(type)}});
+        {"shape", shapeOf(type)}};
+    describeFill(step, step.getArgument(i), entry);
+    info.arguments.push_back(std::move(entry));
     info.signature += describe(type) + ";";
   }
   info.signature += "->";

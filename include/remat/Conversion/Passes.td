@@ -23,7 +23,10 @@ def ConvertTrainToLinalg : Pass<"convert-train-to-linalg", "ModuleOp"> {
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect",
-                           "::mlir::arith::ArithDialect"];
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::cf::ControlFlowDialect"];
 }
 
 def RematDropDonatedResults : Pass<"remat-drop-donated-results", "ModuleOp"> {

@@ -22,6 +22,27 @@ using namespace mlir::remat::train;
 #include "remat/Dialect/Train/IR/TrainInterfaces.cpp.inc"
 #include "remat/Dialect/Train/IR/TrainOpsDialect.cpp.inc"
 
+/// Broadcasting ops print one type when operands and result agree, else
+/// `lhs, rhs -> result`.
+static ParseResult parseBroadcastTypes(OpAsmParser &parser, Type &lhs,
+                                       Type &rhs, Type &result) {
+  if (parser.parseType(lhs))
+    return failure();
+  if (failed(parser.parseOptionalComma())) {
+    rhs = result = lhs;
+    return success();
+  }
+  return failure(parser.parseType(rhs) || parser.parseArrow() ||
+                 parser.parseType(result));
+}
+
+static void printBroadcastTypes(OpAsmPrinter &printer, Operation *, Type lhs,
+                                Type rhs, Type result) {
+  printer << lhs;
+  if (lhs != rhs || lhs != result)
+    printer << ", " << rhs << " -> " << result;
+}
+
 #define GET_OP_CLASSES
 #include "remat/Dialect/Train/IR/TrainOps.cpp.inc"
 
@@ -124,12 +145,15 @@ LogicalResult TrainDialect::verifyOperationAttribute(Operation *op,
 // Verifiers
 //===----------------------------------------------------------------------===//
 
-/// All operands and results of a train op share one element type.
-static LogicalResult verifySameElementType(Operation *op) {
+/// All float operands and results of a train op share one element type
+/// (integer operands are indices and seeds).
+LogicalResult mlir::remat::train::verifySameElementType(Operation *op) {
   Type elementType;
   for (Type t :
        llvm::concat<Type>(op->getOperandTypes(), op->getResultTypes())) {
     Type e = cast<ShapedType>(t).getElementType();
+    if (isa<IntegerType>(e))
+      continue;
     if (!elementType)
       elementType = e;
     else if (e != elementType)
@@ -211,7 +235,6 @@ int64_t BiasAddOp::getFlops() { return numElements(getResult()); }
 int64_t BiasGradOp::getFlops() { return numElements(getGrad()); }
 int64_t ReluOp::getFlops() { return numElements(getResult()); }
 int64_t ReluGradOp::getFlops() { return numElements(getResult()); }
-int64_t AddOp::getFlops() { return numElements(getResult()); }
 int64_t MseLossOp::getFlops() { return 3 * numElements(getPrediction()); }
 int64_t MseLossGradOp::getFlops() { return 3 * numElements(getPrediction()); }
 int64_t SgdUpdateOp::getFlops() { return 2 * numElements(getResult()); }
@@ -222,13 +245,14 @@ std::optional<unsigned> SgdUpdateOp::getInPlaceOperand() { return 0; }
 // Adjoints
 //===----------------------------------------------------------------------===//
 
-LogicalResult MatmulOp::buildAdjoint(OpBuilder &b, Value dy,
-                                     SmallVectorImpl<Value> &grads) {
-  Location loc = getLoc();
-  Value a = getLhs(), w = getRhs();
-  bool ta = getTransposeLhs(), tb = getTransposeRhs();
+template <typename MatmulLikeOp>
+LogicalResult mlir::remat::train::buildMatmulAdjoint(
+    MatmulLikeOp op, OpBuilder &b, Value dy, SmallVectorImpl<Value> &grads) {
+  Location loc = op.getLoc();
+  Value a = op.getLhs(), w = op.getRhs();
+  bool ta = op.getTransposeLhs(), tb = op.getTransposeRhs();
   auto mm = [&](Value x, Value y, bool tx, bool ty, Type type) -> Value {
-    auto op = MatmulOp::create(b, loc, type, x, y);
+    auto op = MatmulLikeOp::create(b, loc, type, x, y);
     op.setTransposeLhs(tx);
     op.setTransposeRhs(ty);
     return op;
@@ -255,6 +279,13 @@ LogicalResult MatmulOp::buildAdjoint(OpBuilder &b, Value dy,
   grads.push_back(dw);
   return success();
 }
+template LogicalResult mlir::remat::train::buildMatmulAdjoint<BatchMatmulOp>(
+    BatchMatmulOp, OpBuilder &, Value, SmallVectorImpl<Value> &);
+
+LogicalResult MatmulOp::buildAdjoint(OpBuilder &b, Value dy,
+                                     SmallVectorImpl<Value> &grads) {
+  return buildMatmulAdjoint(*this, b, dy, grads);
+}
 
 LogicalResult BiasAddOp::buildAdjoint(OpBuilder &b, Value dy,
                                       SmallVectorImpl<Value> &grads) {
@@ -270,13 +301,6 @@ LogicalResult ReluOp::buildAdjoint(OpBuilder &b, Value dy,
   return success();
 }
 
-LogicalResult AddOp::buildAdjoint(OpBuilder &b, Value dy,
-                                  SmallVectorImpl<Value> &grads) {
-  grads.push_back(dy);
-  grads.push_back(dy);
-  return success();
-}
-
 LogicalResult MseLossOp::buildAdjoint(OpBuilder &b, Value dy,
                                       SmallVectorImpl<Value> &grads) {
   grads.push_back(MseLossGradOp::create(b, getLoc(), getPrediction().getType(),
@@ -287,7 +311,7 @@ LogicalResult MseLossOp::buildAdjoint(OpBuilder &b, Value dy,
 
 /// Gradient forms and the optimizer update are not differentiated again:
 /// the step is first-order.
-static LogicalResult notDifferentiable(Operation *op) {
+LogicalResult mlir::remat::train::notDifferentiable(Operation *op) {
   return op->emitOpError("is not differentiable (higher-order gradients are "
                          "not supported)");
 }

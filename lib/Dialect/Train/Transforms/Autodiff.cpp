@@ -98,12 +98,13 @@ LogicalResult TrainAutodiffPass::differentiate(func::FuncOp func) {
   auto accumulate = [&](Value v, Value g) {
     auto [it, inserted] = grads.try_emplace(v, g);
     if (!inserted)
-      it->second = AddOp::create(b, loc, it->second, g);
+      it->second = AddOp::create(b, loc, g.getType(), it->second, g);
   };
 
   SmallVector<Value> updated(params.size()), finalGrads(params.size());
   for (Operation *op : llvm::reverse(forwardOps)) {
-    if (op->getNumResults() == 1) {
+    // Constants are not trained; whatever flows into them is dead.
+    if (op->getNumResults() == 1 && !op->hasTrait<OpTrait::ConstantLike>()) {
       if (Value g = grads.lookup(op->getResult(0))) {
         auto adjoint = dyn_cast<AutodiffOpInterface>(op);
         if (!adjoint)

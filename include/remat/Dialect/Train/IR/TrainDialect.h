@@ -27,4 +27,16 @@ int64_t getTensorBytes(Type type);
 #define GET_OP_CLASSES
 #include "remat/Dialect/Train/IR/TrainOps.h.inc"
 
+namespace mlir::remat::train {
+/// Checks that the float operands and results of `op` share an element type.
+LogicalResult verifySameElementType(Operation *op);
+/// Fails with the error that first-order gradient forms are not
+/// differentiated again.
+LogicalResult notDifferentiable(Operation *op);
+/// The adjoint of matmul and batch_matmul: each gradient is one product.
+template <typename MatmulLikeOp>
+LogicalResult buildMatmulAdjoint(MatmulLikeOp op, OpBuilder &b, Value dy,
+                                 SmallVectorImpl<Value> &grads);
+} // namespace mlir::remat::train
+
 #endif // REMAT_DIALECT_TRAIN_IR_TRAINDIALECT_H

@@ -16,6 +16,13 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 
 def Train_FloatTensor : StaticShapeTensorOf<[F32, F64]>;
 def Train_ScalarTensor : 0DTensorOf<[F32, F64]>;
+// Class labels and embedding rows.
+def Train_IndexTensor : StaticShapeTensorOf<[I32, I64]>;
+// Seeds and offsets of counter-based random numbers.
+def Train_SeedTensor : 0DTensorOf<[I64]> {
+  let builderCall = "::mlir::RankedTensorType::get({}, $_builder.getI64Type())";
+}
+def Train_Pair : ConfinedAttr<DenseI64ArrayAttr, [DenseArrayCount<2>]>;
 
 class Train_ComputeOp<string mnemonic, list<Trait> traits = [],
                       list<string> costOverrides = []>
@@ -106,19 +113,544 @@ def Train_ReluGradOp : Train_ComputeOp<"relu_grad",
   let assemblyFormat = "$grad `,` $output attr-dict `:` type($grad)";
 }
 
-def Train_AddOp : Train_ComputeOp<"add", [SameOperandsAndResultType]> {
-  let summary = "Elementwise sum";
+class Train_BroadcastBinaryOp<string mnemonic, string formula>
+    : Train_ComputeOp<mnemonic> {
+  let summary = "Elementwise " # formula # " with broadcasting";
   let description = [{
-    Autodiff uses it to accumulate the gradients of a value with several
-    users.
+    Operands broadcast as in NumPy: shapes are aligned at their last
+    dimension, and a dimension of size 1 (or a missing leading one) repeats
+    to the result's size. When all three types are equal the type is
+    written once.
 
     ```mlir
-    %s = train.add %a, %b : tensor<32x16xf32>
+    %s = train.}] # mnemonic # [{ %a, %b : tensor<32x16xf32>
+    %t = train.}] # mnemonic # [{ %x, %c : tensor<8x4x5x5xf32>, tensor<4x1x1xf32> -> tensor<8x4x5x5xf32>
     ```
   }];
   let arguments = (ins Train_FloatTensor:$lhs, Train_FloatTensor:$rhs);
   let results = (outs Train_FloatTensor:$result);
-  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($lhs)";
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:`
+    custom<BroadcastTypes>(type($lhs), type($rhs), type($result))
+  }];
+  let hasVerifier = 1;
+}
+
+def Train_AddOp : Train_BroadcastBinaryOp<"add", "sum">;
+def Train_SubOp : Train_BroadcastBinaryOp<"sub", "difference">;
+def Train_MulOp : Train_BroadcastBinaryOp<"mul", "product">;
+def Train_DivOp : Train_BroadcastBinaryOp<"div", "quotient">;
+
+def Train_DivRhsGradOp : Train_ComputeOp<"div_rhs_grad",
+    [AllTypesMatch<["grad", "result"]>]> {
+  let summary = "Gradient of div with respect to its divisor, before sum_to";
+  let description = [{
+    `result = -grad * lhs / (rhs * rhs)`, with `lhs` and `rhs` broadcast to
+    the shape of `grad`; `train.sum_to` then reduces it to the divisor's
+    shape.
+  }];
+  let arguments = (ins Train_FloatTensor:$grad, Train_FloatTensor:$lhs,
+                       Train_FloatTensor:$rhs);
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat = [{
+    $grad `,` $lhs `,` $rhs attr-dict `:` type($grad) `,` type($lhs) `,`
+    type($rhs)
+  }];
+  let hasVerifier = 1;
+}
+
+def Train_SumToOp : Train_ComputeOp<"sum_to"> {
+  let summary = "Sums a tensor down to a shape it was broadcast from";
+  let description = [{
+    The adjoint of broadcasting: the result's shape must broadcast to the
+    operand's shape (see `train.add`); every element of the result is the
+    sum of the operand elements it was broadcast to.
+
+    ```mlir
+    %db = train.sum_to %dy : tensor<8x4x5x5xf32> -> tensor<4x1x1xf32>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$input);
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+class Train_ReduceOp<string mnemonic, string what> : Train_ComputeOp<mnemonic> {
+  let summary = "The " # what # " over the dimensions in `dims`";
+  let description = [{
+    The reduced dimensions (sorted, distinct) disappear from the result.
+
+    ```mlir
+    %s = train.}] # mnemonic # [{ %x {dims = array<i64: 0, 2>} : tensor<8x4x5xf32> -> tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$input, DenseI64ArrayAttr:$dims);
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Train_SumOp : Train_ReduceOp<"sum", "sum">;
+def Train_MeanOp : Train_ReduceOp<"mean", "mean">;
+
+def Train_BroadcastOp : Train_ComputeOp<"broadcast"> {
+  let summary = "Repeats a tensor along new dimensions, times a scale";
+  let description = [{
+    The adjoint of `train.sum` (scale 1) and `train.mean` (scale 1/count):
+    `dims` are the result dimensions that the operand lacks.
+
+    ```mlir
+    %g = train.broadcast %s {dims = array<i64: 0, 2>, scale = 1.0 : f64} : tensor<4xf32> -> tensor<8x4x5xf32>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$input, DenseI64ArrayAttr:$dims,
+                       DefaultValuedAttr<F64Attr, "1.0">:$scale);
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+class Train_UnaryOp<string mnemonic, string what>
+    : Train_ComputeOp<mnemonic, [SameOperandsAndResultType]> {
+  let summary = what;
+  let arguments = (ins Train_FloatTensor:$input);
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+class Train_UnaryGradOp<string mnemonic, string of, string saved>
+    : Train_ComputeOp<mnemonic, [SameOperandsAndResultType]> {
+  let summary = "Gradient of " # of # ", from its " # saved;
+  let arguments = (ins Train_FloatTensor:$grad, Train_FloatTensor:$saved);
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat = "$grad `,` $saved attr-dict `:` type($grad)";
+}
+
+def Train_TanhOp : Train_UnaryOp<"tanh", "Hyperbolic tangent">;
+def Train_TanhGradOp : Train_UnaryGradOp<"tanh_grad", "tanh", "output"> {
+  let description = "`result = grad * (1 - output^2)`.";
+}
+def Train_SigmoidOp : Train_UnaryOp<"sigmoid", "Logistic sigmoid, 1 / (1 + exp(-x))">;
+def Train_SigmoidGradOp
+    : Train_UnaryGradOp<"sigmoid_grad", "sigmoid", "output"> {
+  let description = "`result = grad * output * (1 - output)`.";
+}
+def Train_GeluOp : Train_UnaryOp<"gelu", "Gaussian error linear unit"> {
+  let description = [{
+    The exact form, `x * (1 + erf(x / sqrt(2))) / 2` (PyTorch's default).
+  }];
+}
+def Train_GeluGradOp : Train_UnaryGradOp<"gelu_grad", "gelu", "input"> {
+  let description = [{
+    `result = grad * (Phi(x) + x * phi(x))`, with the normal distribution's
+    CDF `Phi` and density `phi`.
+  }];
+}
+
+def Train_ReshapeOp : Train_ComputeOp<"reshape"> {
+  let summary = "Same elements in row-major order, another shape";
+  let description = [{
+    Produces a fresh tensor (a copy), like every train op, so that the memory
+    model stays one allocation per op.
+
+    ```mlir
+    %r = train.reshape %x : tensor<8x4x2x2xf32> -> tensor<8x16xf32>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$input);
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Train_TransposeOp : Train_ComputeOp<"transpose"> {
+  let summary = "Permutes dimensions";
+  let description = [{
+    `result[i_perm[0], ..., i_perm[r-1]] = input[i_0, ..., i_r-1]`: result
+    dimension `k` is input dimension `permutation[k]`.
+
+    ```mlir
+    %t = train.transpose %x {permutation = array<i64: 0, 2, 1, 3>} : tensor<2x8x4x16xf32> -> tensor<2x4x8x16xf32>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$input,
+                       DenseI64ArrayAttr:$permutation);
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Train_BatchMatmulOp : Train_ComputeOp<"batch_matmul"> {
+  let summary = "Batched matrix product with optional transposed operands";
+  let description = [{
+    `train.matmul` on every index of the leading (batch) dimension of rank-3
+    operands.
+
+    ```mlir
+    %s = train.batch_matmul %q, %k {transpose_rhs} : tensor<8x16x32xf32>, tensor<8x16x32xf32> -> tensor<8x16x16xf32>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$lhs, Train_FloatTensor:$rhs,
+                       UnitAttr:$transpose_lhs, UnitAttr:$transpose_rhs);
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Train_SoftmaxOp : Train_UnaryOp<"softmax",
+    "Softmax over the last dimension"> {
+  let description = [{
+    `exp(x - max) / sum(exp(x - max))` along the last dimension. An element
+    equal to `-inf` (a masked position) gets probability 0.
+  }];
+}
+def Train_SoftmaxGradOp
+    : Train_UnaryGradOp<"softmax_grad", "softmax", "output"> {
+  let description = "`result = output * (grad - sum(grad * output))` per row.";
+}
+def Train_LogSoftmaxOp : Train_UnaryOp<"log_softmax",
+    "Logarithm of the softmax over the last dimension">;
+def Train_LogSoftmaxGradOp
+    : Train_UnaryGradOp<"log_softmax_grad", "log_softmax", "output"> {
+  let description = "`result = grad - exp(output) * sum(grad)` per row.";
+}
+
+def Train_CausalMaskOp : Train_UnaryOp<"causal_mask",
+    "Sets the positions above the diagonal of the last two dims to -inf"> {
+  let description = [{
+    For attention scores `[..., T, T]`: `result[..., i, j] = -inf` where
+    `j > i`, else the input. Its gradient is the same mask with zeros, done by
+    `train.causal_mask_grad`.
+  }];
+  let hasVerifier = 1;
+}
+def Train_CausalMaskGradOp : Train_ComputeOp<"causal_mask_grad",
+    [SameOperandsAndResultType]> {
+  let summary = "Zeroes the gradient above the diagonal";
+  let arguments = (ins Train_FloatTensor:$grad);
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat = "$grad attr-dict `:` type($grad)";
+}
+
+class Train_NormOp<string mnemonic, string what, string dims>
+    : Train_ComputeOp<mnemonic, [AllTypesMatch<["input", "result"]>,
+                                 AllTypesMatch<["weight", "bias"]>]> {
+  let summary = what # " (training mode)";
+  let description = [{
+    Normalizes over }] # dims # [{ with the biased variance, then scales by
+    `weight` and shifts by `bias`:
+    `(x - mean) / sqrt(var + epsilon) * weight + bias`.
+  }];
+  let arguments = (ins Train_FloatTensor:$input, Train_FloatTensor:$weight,
+                       Train_FloatTensor:$bias,
+                       DefaultValuedAttr<F64Attr, "1.0e-5">:$epsilon);
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight `,` $bias attr-dict `:` type($input) `,` type($weight)
+  }];
+  let hasVerifier = 1;
+}
+
+class Train_NormGradInputOp<string mnemonic, string of>
+    : Train_ComputeOp<mnemonic, [AllTypesMatch<["grad", "input", "result"]>]> {
+  let summary = "Gradient of " # of # " with respect to its input";
+  let description = [{
+    Recomputes the statistics from `input`, so that nothing but the input
+    has to be kept for the backward pass.
+  }];
+  let arguments = (ins Train_FloatTensor:$grad, Train_FloatTensor:$input,
+                       Train_FloatTensor:$weight,
+                       DefaultValuedAttr<F64Attr, "1.0e-5">:$epsilon);
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat = [{
+    $grad `,` $input `,` $weight attr-dict `:` type($grad) `,` type($weight)
+  }];
+  let hasVerifier = 1;
+}
+
+class Train_NormGradWeightOp<string mnemonic, string of>
+    : Train_ComputeOp<mnemonic, [AllTypesMatch<["grad", "input"]>]> {
+  let summary = "Gradient of " # of # " with respect to its weight";
+  let description = "`sum(grad * normalized input)` per weight element.";
+  let arguments = (ins Train_FloatTensor:$grad, Train_FloatTensor:$input,
+                       DefaultValuedAttr<F64Attr, "1.0e-5">:$epsilon);
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat = [{
+    $grad `,` $input attr-dict `:` type($grad) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Train_LayerNormOp
+    : Train_NormOp<"layer_norm", "Layer normalization", "the last dimension">;
+def Train_LayerNormGradInputOp
+    : Train_NormGradInputOp<"layer_norm_grad_input", "layer_norm">;
+def Train_LayerNormGradWeightOp
+    : Train_NormGradWeightOp<"layer_norm_grad_weight", "layer_norm">;
+def Train_BatchNormOp : Train_NormOp<"batch_norm", "Batch normalization",
+    "every dimension but the channels (dimension 1 of NCHW)">;
+def Train_BatchNormGradInputOp
+    : Train_NormGradInputOp<"batch_norm_grad_input", "batch_norm">;
+def Train_BatchNormGradWeightOp
+    : Train_NormGradWeightOp<"batch_norm_grad_weight", "batch_norm">;
+
+def Train_CrossEntropyOp : Train_ComputeOp<"cross_entropy"> {
+  let summary = "Mean cross-entropy of logits against class indices";
+  let description = [{
+    `mean_i(logsumexp(logits[i, :]) - logits[i, labels[i]])` for logits
+    `[N, C]` and integer labels `[N]` in `[0, C)` (an index outside stops
+    the step with an error).
+
+    ```mlir
+    %l = train.cross_entropy %logits, %labels : tensor<32x10xf32>, tensor<32xi64> -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$logits, Train_IndexTensor:$labels);
+  let results = (outs Train_ScalarTensor:$result);
+  let assemblyFormat = [{
+    $logits `,` $labels attr-dict `:` type($logits) `,` type($labels) `->`
+    type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Train_CrossEntropyGradOp : Train_ComputeOp<"cross_entropy_grad",
+    [AllTypesMatch<["logits", "result"]>]> {
+  let summary = "Gradient of cross_entropy with respect to the logits";
+  let description = "`(softmax(logits) - onehot(labels)) / N * loss_grad`.";
+  let arguments = (ins Train_FloatTensor:$logits, Train_IndexTensor:$labels,
+                       Train_ScalarTensor:$loss_grad);
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat = [{
+    $logits `,` $labels `,` $loss_grad attr-dict `:` type($logits) `,`
+    type($labels) `,` type($loss_grad)
+  }];
+  let hasVerifier = 1;
+}
+
+def Train_EmbeddingOp : Train_ComputeOp<"embedding"> {
+  let summary = "Rows of a table selected by integer indices";
+  let description = [{
+    `result[i..., d] = table[indices[i...], d]` for a table `[V, D]`; an
+    index outside `[0, V)` stops the step with an error.
+
+    ```mlir
+    %e = train.embedding %table, %tokens : tensor<100x32xf32>, tensor<4x16xi64> -> tensor<4x16x32xf32>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$table, Train_IndexTensor:$indices);
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat = [{
+    $table `,` $indices attr-dict `:` type($table) `,` type($indices) `->`
+    type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Train_EmbeddingGradOp : Train_ComputeOp<"embedding_grad"> {
+  let summary = "Gradient of embedding with respect to its table";
+  let description = "Scatter-adds the gradient rows into a zero table.";
+  let arguments = (ins Train_FloatTensor:$grad, Train_IndexTensor:$indices);
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat = [{
+    $grad `,` $indices attr-dict `:` type($grad) `,` type($indices) `->`
+    type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Train_DropoutOp : Train_ComputeOp<"dropout",
+    [AllTypesMatch<["input", "result"]>]> {
+  let summary = "Zeroes elements with a probability, from a counter-based RNG";
+  let description = [{
+    Element `i` is kept when the first output of Philox4x32-10 with key
+    `seed` and counter `(i, offset)` maps to a uniform number in `[0, 1)` at
+    or above `probability`; kept elements are scaled by
+    `1 / (1 - probability)`. The mask is a pure function of `(seed, offset,
+    i)`, so a recomputed dropout reproduces it bit for bit, and the op is
+    its own adjoint (the same mask applied to the gradient). Give each
+    dropout of a step its own `offset`.
+
+    ```mlir
+    %d = train.dropout %x, %seed, %offset {probability = 0.1 : f64} : tensor<4x16x32xf32>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$input, Train_SeedTensor:$seed,
+                       Train_SeedTensor:$offset, F64Attr:$probability);
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $seed `,` $offset attr-dict `:` type($input)
+  }];
+  let hasVerifier = 1;
+}
+
+def Train_Conv2DOp : Train_ComputeOp<"conv2d"> {
+  let summary = "2-D convolution (cross-correlation), NCHW";
+  let description = [{
+    Input `[N, C, H, W]`, weight `[F, C / groups, KH, KW]`, result
+    `[N, F, OH, OW]` with `OH = (H + 2 pad - dil (KH - 1) - 1) / stride + 1`
+    (likewise for W). Zero padding on both sides; `groups = C = F` is a
+    depthwise convolution. A bias is a separate broadcast `train.add` of a
+    `[F, 1, 1]` tensor.
+
+    ```mlir
+    %y = train.conv2d %x, %w {padding = array<i64: 1, 1>} : tensor<8x3x32x32xf32>, tensor<16x3x3x3xf32> -> tensor<8x16x32x32xf32>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$input, Train_FloatTensor:$weight,
+      DefaultValuedAttr<Train_Pair, "{1, 1}">:$strides,
+      DefaultValuedAttr<Train_Pair, "{0, 0}">:$padding,
+      DefaultValuedAttr<Train_Pair, "{1, 1}">:$dilation,
+      DefaultValuedAttr<I64Attr, "1">:$groups);
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight attr-dict `:` type($input) `,` type($weight) `->`
+    type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Train_Conv2DGradInputOp : Train_ComputeOp<"conv2d_grad_input"> {
+  let summary = "Gradient of conv2d with respect to its input";
+  let description = "The attributes are the convolution's.";
+  let arguments = (ins Train_FloatTensor:$grad, Train_FloatTensor:$weight,
+      Train_Pair:$strides, Train_Pair:$padding, Train_Pair:$dilation,
+      I64Attr:$groups);
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat = [{
+    $grad `,` $weight attr-dict `:` type($grad) `,` type($weight) `->`
+    type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Train_Conv2DGradWeightOp : Train_ComputeOp<"conv2d_grad_weight"> {
+  let summary = "Gradient of conv2d with respect to its weight";
+  let description = "The attributes are the convolution's.";
+  let arguments = (ins Train_FloatTensor:$grad, Train_FloatTensor:$input,
+      Train_Pair:$strides, Train_Pair:$padding, Train_Pair:$dilation,
+      I64Attr:$groups);
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat = [{
+    $grad `,` $input attr-dict `:` type($grad) `,` type($input) `->`
+    type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+class Train_PoolOp<string mnemonic, string what>
+    : Train_ComputeOp<mnemonic> {
+  let summary = what # " pooling over windows of H and W, NCHW";
+  let arguments = (ins Train_FloatTensor:$input, Train_Pair:$kernel,
+      DefaultValuedAttr<Train_Pair, "{1, 1}">:$strides,
+      DefaultValuedAttr<Train_Pair, "{0, 0}">:$padding);
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Train_MaxPool2DOp : Train_PoolOp<"max_pool2d", "Max"> {
+  let description = [{
+    Padding counts as `-inf`. Output size as for `train.conv2d`.
+
+    ```mlir
+    %p = train.max_pool2d %x {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>} : tensor<8x16x32x32xf32> -> tensor<8x16x16x16xf32>
+    ```
+  }];
+}
+def Train_AvgPool2DOp : Train_PoolOp<"avg_pool2d", "Average"> {
+  let description = [{
+    Divides by the window size, padding included (PyTorch's default
+    `count_include_pad`).
+  }];
+}
+
+def Train_MaxPool2DGradOp : Train_ComputeOp<"max_pool2d_grad",
+    [AllTypesMatch<["input", "result"]>]> {
+  let summary = "Gradient of max_pool2d";
+  let description = [{
+    Each window's gradient goes to the first position (row-major) holding
+    the window's maximum, as in PyTorch.
+  }];
+  let arguments = (ins Train_FloatTensor:$grad, Train_FloatTensor:$input,
+      Train_Pair:$kernel, Train_Pair:$strides, Train_Pair:$padding);
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat = [{
+    $grad `,` $input attr-dict `:` type($grad) `,` type($input)
+  }];
+  let hasVerifier = 1;
+}
+
+def Train_AvgPool2DGradOp : Train_ComputeOp<"avg_pool2d_grad"> {
+  let summary = "Gradient of avg_pool2d";
+  let arguments = (ins Train_FloatTensor:$grad, Train_Pair:$kernel,
+      Train_Pair:$strides, Train_Pair:$padding);
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat = "$grad attr-dict `:` type($grad) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Train_UpsampleNearest2DOp : Train_ComputeOp<"upsample_nearest2d"> {
+  let summary = "Nearest-neighbour upsampling of H and W by an integer scale";
+  let description = [{
+    ```mlir
+    %u = train.upsample_nearest2d %x {scale = 2} : tensor<8x16x8x8xf32> -> tensor<8x16x16x16xf32>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$input, I64Attr:$scale);
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Train_UpsampleNearest2DGradOp
+    : Train_ComputeOp<"upsample_nearest2d_grad"> {
+  let summary = "Gradient of upsample_nearest2d: sums each scale x scale block";
+  let arguments = (ins Train_FloatTensor:$grad, I64Attr:$scale);
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat = "$grad attr-dict `:` type($grad) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Train_ConcatOp : Train_ComputeOp<"concat"> {
+  let summary = "Joins tensors along one dimension";
+  let description = [{
+    ```mlir
+    %c = train.concat %a, %b {axis = 1} : tensor<8x16x8x8xf32>, tensor<8x8x8x8xf32> -> tensor<8x24x8x8xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Train_FloatTensor>:$inputs, I64Attr:$axis);
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat = [{
+    $inputs attr-dict `:` type($inputs) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Train_SliceOp : Train_ComputeOp<"slice"> {
+  let summary = "A contiguous block of a tensor";
+  let description = [{
+    `result[i...] = input[offsets + i...]`; the sizes are the result's.
+
+    ```mlir
+    %s = train.slice %x {offsets = array<i64: 0, 16, 0, 0>} : tensor<8x24x8x8xf32> -> tensor<8x8x8x8xf32>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$input, DenseI64ArrayAttr:$offsets);
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Train_SliceGradOp : Train_ComputeOp<"slice_grad"> {
+  let summary = "Gradient of slice: the block placed in zeros";
+  let arguments = (ins Train_FloatTensor:$grad, DenseI64ArrayAttr:$offsets);
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat = "$grad attr-dict `:` type($grad) `->` type($result)";
+  let hasVerifier = 1;
 }
 
 def Train_MseLossOp : Train_ComputeOp<"mse_loss",
