@@ -15,9 +15,11 @@
 #include <chrono>
 #include <cinttypes>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <dlfcn.h>
+#include <unistd.h>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -496,7 +498,19 @@ std::string dirOf(const std::string &path) {
 
 } // namespace
 
+/// A failed check in the step (a label or token index out of range) prints
+/// its message and aborts; turn that into an error exit.
+extern "C" void onAbort(int) {
+  std::fflush(stdout);
+  const char msg[] = "remat-run: error: the step stopped on a failed check "
+                     "(its message is above)\n";
+  if (write(2, msg, sizeof(msg) - 1) < 0) {
+  }
+  _exit(1);
+}
+
 int main(int argc, char **argv) {
+  std::signal(SIGABRT, onAbort);
   Options opts = parseOptions(argc, argv);
   Manifest m = loadManifest(opts.manifest);
   for (auto &[name, file] : opts.inputs) {

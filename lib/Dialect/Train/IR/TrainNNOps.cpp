@@ -197,24 +197,25 @@ LogicalResult SumToOp::buildAdjoint(OpBuilder &, Value,
 // Reductions
 //===----------------------------------------------------------------------===//
 
-static LogicalResult verifyReduce(Operation *op, Value input, Value result,
-                                  ArrayRef<int64_t> dims) {
+/// `small` is `large` without the dimensions `dims`.
+static LogicalResult verifyReduce(Operation *op, Value large, Value small,
+                                  ArrayRef<int64_t> dims, StringRef what) {
   if (failed(verifySameElementType(op)))
     return failure();
   SmallVector<int64_t> kept;
-  if (failed(removeDims(op, shapeOf(input), dims, kept)))
+  if (failed(removeDims(op, shapeOf(large), dims, kept)))
     return failure();
-  return expectShape(op, result, kept, "result");
+  return expectShape(op, small, kept, what);
 }
 
 LogicalResult SumOp::verify() {
-  return verifyReduce(*this, getInput(), getResult(), getDims());
+  return verifyReduce(*this, getInput(), getResult(), getDims(), "result");
 }
 LogicalResult MeanOp::verify() {
-  return verifyReduce(*this, getInput(), getResult(), getDims());
+  return verifyReduce(*this, getInput(), getResult(), getDims(), "result");
 }
 LogicalResult BroadcastOp::verify() {
-  return verifyReduce(*this, getResult(), getInput(), getDims());
+  return verifyReduce(*this, getResult(), getInput(), getDims(), "operand");
 }
 
 int64_t SumOp::getFlops() { return numel(getInput()); }
