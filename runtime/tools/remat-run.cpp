@@ -565,10 +565,20 @@ int main(int argc, char **argv) {
 
   std::vector<double> losses, times;
   int64_t measuredPeak = 0;
+  // Steps compiled with --return-gradients also return every gradient: they
+  // are hashed, every step, so that two builds can be compared bit for bit.
+  uint64_t outputsHash = 0xcbf29ce484222325ULL;
+  bool hashOutputs = m.results.size() > 1;
   for (int s = 0; s < opts.steps; ++s) {
     double ms;
-    losses.push_back(step.run(&ms));
+    std::vector<void *> outputs;
+    losses.push_back(step.run(&ms, hashOutputs ? &outputs : nullptr));
     times.push_back(ms);
+    if (hashOutputs) {
+      for (size_t i = 1; i < m.results.size(); ++i)
+        outputsHash = fnv1a(outputsHash, outputs[i], m.results[i].bytes());
+      step.releaseResults();
+    }
     remat_rt_stats stats;
     remat_rt_get_stats(&stats);
     measuredPeak = std::max(measuredPeak, stats.peakBytes);
@@ -619,9 +629,12 @@ int main(int argc, char **argv) {
       std::printf("null");
     std::printf(", \"solver\": \"%s\", \"predicted_cost_flops\": %.0f, "
                 "\"baseline_cost_flops\": %.0f, \"predicted_overhead\": %.6f, "
-                "\"params_fnv1a\": \"%016" PRIx64 "\"}\n",
+                "\"params_fnv1a\": \"%016" PRIx64 "\"",
                 m.solver.c_str(), m.predictedCost, m.baselineCost, overhead,
                 hash);
+    if (hashOutputs)
+      std::printf(", \"outputs_fnv1a\": \"%016" PRIx64 "\"", outputsHash);
+    std::printf("}\n");
   } else {
     auto mib = [](int64_t b) { return b / (1024.0 * 1024.0); };
     std::printf("median step time: %.1f ms (matmul: %s)\n", median,
@@ -635,6 +648,9 @@ int main(int argc, char **argv) {
     std::printf("\npredicted compute: %.3g FLOPs (%.3fx the step without "
                 "remat)\nparameters fnv1a: %016" PRIx64 "\n",
                 m.predictedCost, overhead, hash);
+    if (hashOutputs)
+      std::printf("gradients fnv1a: %016" PRIx64 " (every step)\n",
+                  outputsHash);
   }
   return 0;
 }

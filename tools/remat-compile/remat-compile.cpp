@@ -27,6 +27,7 @@
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
+#include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
@@ -40,6 +41,8 @@
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/SubtargetFeature.h"
+#include "llvm/Transforms/IPO/LoopExtractor.h"
+#include "llvm/Transforms/Utils/LoopSimplify.h"
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -70,6 +73,9 @@ static cl::opt<double> timeLimit("time-limit",
 static cl::opt<double> learningRate("learning-rate",
                                     cl::desc("SGD learning rate"),
                                     cl::init(0.01));
+static cl::opt<unsigned>
+    optLevel("O", cl::desc("LLVM optimization level, 0 to 3 (default 3)"),
+             cl::value_desc("level"), cl::Prefix, cl::init(3));
 static cl::opt<bool> returnGradients(
     "return-gradients",
     cl::desc("Return parameter gradients (for remat-run --grad-check)"),
@@ -301,6 +307,36 @@ static LogicalResult addEntryPoints(llvm::Module &m, StringRef function,
   return success();
 }
 
+/// Every op lowers to its own loop nest, so the step is one function with
+/// thousands of loops in sequence: LLVM's dominator-tree and SCEV queries walk
+/// that chain, and optimizing the function grows quadratically with the
+/// model. Moving each top-level loop nest into its own function, kept out of
+/// line, makes optimization linear in the number of ops at the price of one
+/// call per op.
+static void outlineLoopNests(llvm::Module &m, llvm::TargetMachine *machine) {
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder builder(machine);
+  builder.registerModuleAnalyses(mam);
+  builder.registerCGSCCAnalyses(cgam);
+  builder.registerFunctionAnalyses(fam);
+  builder.registerLoopAnalyses(lam);
+  builder.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::DenseSet<llvm::Function *> original;
+  for (llvm::Function &f : m)
+    original.insert(&f);
+  llvm::ModulePassManager passes;
+  passes.addPass(
+      llvm::createModuleToFunctionPassAdaptor(llvm::LoopSimplifyPass()));
+  passes.addPass(llvm::LoopExtractorPass());
+  passes.run(m, mam);
+  for (llvm::Function &f : m)
+    if (!original.contains(&f))
+      f.addFnAttr(llvm::Attribute::NoInline);
+}
+
 static std::unique_ptr<llvm::TargetMachine> hostMachine() {
   llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
   std::string error;
@@ -452,8 +488,11 @@ static LogicalResult compile(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
   llvmModule->setTargetTriple(machine->getTargetTriple());
   if (failed(addEntryPoints(*llvmModule, info.function, info.signature)))
     return failure();
+  if (optLevel > 0)
+    outlineLoopNests(*llvmModule, machine.get());
   if (llvm::Error err =
-          makeOptimizingTransformer(3, 0, machine.get())(llvmModule.get())) {
+          makeOptimizingTransformer(optLevel, 0, machine.get())(
+              llvmModule.get())) {
     llvm::errs() << "remat-compile: LLVM optimization failed: "
                  << llvm::toString(std::move(err)) << "\n";
     return failure();
@@ -521,6 +560,11 @@ int main(int argc, char **argv) {
   registerPassManagerCLOptions();
   mlir::remat::registerAllPasses();
   cl::ParseCommandLineOptions(argc, argv, "Remat compiler\n");
+  if (optLevel > 3) {
+    llvm::errs() << "remat-compile: error: -O" << optLevel
+                 << " is not a level; use -O0 to -O3\n";
+    return 1;
+  }
 
   DialectRegistry registry;
   mlir::remat::registerAllDialects(registry);

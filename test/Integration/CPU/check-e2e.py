@@ -5,7 +5,8 @@ usage: check-e2e.py BASE.json REMAT.json [--tolerance FRACTION]
 
 Fails unless, for both builds, the measured peak equals the predicted peak
 (exactly by default: the runtime counts requested bytes), the remat build stays under its limit and below the base peak, the
-loss falls, and the losses and final parameters are bitwise identical.
+loss falls, and the losses and final parameters (and, for steps compiled with
+--return-gradients, every gradient of every step) are bitwise identical.
 """
 import argparse
 import json
@@ -38,13 +39,18 @@ def main():
         errors.append(f"losses differ: {base['losses']} vs {remat['losses']}")
     if base["params_fnv1a"] != remat["params_fnv1a"]:
         errors.append("final parameters differ")
+    # Steps compiled with --return-gradients: every gradient of every step.
+    grads = "outputs_fnv1a" in base and "outputs_fnv1a" in remat
+    if grads and base["outputs_fnv1a"] != remat["outputs_fnv1a"]:
+        errors.append("gradients differ")
     for e in errors:
         print("error:", e)
     if errors:
         return 1
     print(f"ok: peak {base['measured_peak_bytes']} -> "
           f"{remat['measured_peak_bytes']} bytes (limit {limit}), "
-          f"predicted == measured, losses and parameters identical")
+          f"predicted == measured, losses"
+          + (", gradients" if grads else "") + " and parameters identical")
     return 0
 
 

@@ -1,0 +1,243 @@
+"""A small writer of `train` dialect models, shared by the example generators.
+
+Each method emits one op, infers its result shape the way the op's verifier
+does, and returns the result as a Value. Nothing here checks more than it
+must: remat-opt's verifiers are the authority on what is valid.
+"""
+import math
+
+
+class Value:
+    def __init__(self, name, shape, dtype):
+        self.name, self.shape, self.dtype = name, list(shape), dtype
+
+    @property
+    def type(self):
+        return tensor_type(self.shape, self.dtype)
+
+
+def tensor_type(shape, dtype):
+    return "tensor<" + "".join(f"{d}x" for d in shape) + dtype + ">"
+
+
+def i64_array(values):
+    return "array<i64" + (": " + ", ".join(map(str, values)) if values else "") + ">"
+
+
+def broadcast_shape(a, b):
+    rank = max(len(a), len(b))
+    a = [1] * (rank - len(a)) + a
+    b = [1] * (rank - len(b)) + b
+    return [max(x, y) for x, y in zip(a, b)]
+
+
+class Model:
+    def __init__(self, name, dtype="f32", header=""):
+        self.name, self.dtype, self.header = name, dtype, header
+        self.args, self.body, self.used = [], [], set()
+
+    # Arguments ------------------------------------------------------------
+    def _arg(self, name, shape, role, dtype):
+        value = Value("%" + name.replace(".", "_"), shape, dtype or self.dtype)
+        self.args.append(f'{value.name}: {value.type} '
+                         f'{{train.role = "{role}", train.name = "{name}"}}')
+        return value
+
+    def param(self, name, shape):
+        return self._arg(name, shape, "param", None)
+
+    def input(self, name, shape, dtype=None):
+        return self._arg(name, shape, "input", dtype)
+
+    def label(self, name, shape, dtype=None):
+        return self._arg(name, shape, "label", dtype)
+
+    # Ops ------------------------------------------------------------------
+    def _fresh(self, hint):
+        base, n = "%" + hint, 0
+        while f"{base}{n}" in self.used:
+            n += 1
+        self.used.add(f"{base}{n}")
+        return f"{base}{n}"
+
+    def _emit(self, op, operands, attrs, types, shape, hint, dtype=None):
+        result = Value(self._fresh(hint), shape, dtype or operands[0].dtype)
+        attr_text = ""
+        if attrs:
+            attr_text = " {" + ", ".join(attrs) + "}"
+        self.body.append(f"  {result.name} = train.{op} "
+                         + ", ".join(v.name for v in operands)
+                         + f"{attr_text} : {types(result)}")
+        return result
+
+    def _same(self, op, operands, hint, attrs=()):
+        return self._emit(op, operands, list(attrs), lambda r: operands[0].type,
+                          operands[0].shape, hint)
+
+    def _to(self, op, x, shape, hint, attrs=()):
+        return self._emit(op, [x], list(attrs), lambda r: f"{x.type} -> {r.type}",
+                          shape, hint)
+
+    def binary(self, op, a, b, hint=None):
+        shape = broadcast_shape(a.shape, b.shape)
+        if a.shape == b.shape:
+            types = lambda r: a.type
+        else:
+            types = lambda r: f"{a.type}, {b.type} -> {r.type}"
+        return self._emit(op, [a, b], [], types, shape, hint or op)
+
+    def add(self, a, b, hint="add"):
+        return self.binary("add", a, b, hint)
+
+    def mul(self, a, b, hint="mul"):
+        return self.binary("mul", a, b, hint)
+
+    def relu(self, x):
+        return self._same("relu", [x], "relu")
+
+    def gelu(self, x):
+        return self._same("gelu", [x], "gelu")
+
+    def softmax(self, x):
+        return self._same("softmax", [x], "softmax")
+
+    def causal_mask(self, x):
+        return self._same("causal_mask", [x], "masked")
+
+    def scale(self, x, factor):
+        # A broadcast over no new dimension is a multiplication by a constant.
+        return self._to("broadcast", x, x.shape, "scaled",
+                        [f"dims = {i64_array([])}", f"scale = {factor!r} : f64"])
+
+    def matmul(self, a, b, transpose_rhs=False):
+        n = b.shape[0] if transpose_rhs else b.shape[1]
+        attrs = ["transpose_rhs"] if transpose_rhs else []
+        return self._emit("matmul", [a, b], attrs,
+                          lambda r: f"{a.type}, {b.type} -> {r.type}",
+                          [a.shape[0], n], "mm")
+
+    def batch_matmul(self, a, b, transpose_rhs=False):
+        n = b.shape[1] if transpose_rhs else b.shape[2]
+        attrs = ["transpose_rhs"] if transpose_rhs else []
+        return self._emit("batch_matmul", [a, b], attrs,
+                          lambda r: f"{a.type}, {b.type} -> {r.type}",
+                          [a.shape[0], a.shape[1], n], "bmm")
+
+    def bias_add(self, x, b):
+        return self._emit("bias_add", [x, b], [], lambda r: f"{x.type}, {b.type}",
+                          x.shape, "biased")
+
+    def linear(self, x, w, b):
+        return self.bias_add(self.matmul(x, w), b)
+
+    def reshape(self, x, shape):
+        assert math.prod(shape) == math.prod(x.shape), (x.shape, shape)
+        return self._to("reshape", x, shape, "reshaped")
+
+    def transpose(self, x, perm):
+        return self._to("transpose", x, [x.shape[p] for p in perm], "transposed",
+                        [f"permutation = {i64_array(perm)}"])
+
+    def mean(self, x, dims):
+        shape = [d for i, d in enumerate(x.shape) if i not in dims]
+        return self._to("mean", x, shape, "mean", [f"dims = {i64_array(dims)}"])
+
+    def _norm(self, op, x, g, b, hint):
+        return self._emit(op, [x, g, b], [], lambda r: f"{x.type}, {g.type}",
+                          x.shape, hint)
+
+    def layer_norm(self, x, g, b):
+        return self._norm("layer_norm", x, g, b, "ln")
+
+    def batch_norm(self, x, g, b):
+        return self._norm("batch_norm", x, g, b, "bn")
+
+    def dropout(self, x, seed, offset, probability):
+        return self._emit("dropout", [x, seed, offset],
+                          [f"probability = {probability!r} : f64"],
+                          lambda r: x.type, x.shape, "dropped")
+
+    def embedding(self, table, ids):
+        return self._emit("embedding", [table, ids], [],
+                          lambda r: f"{table.type}, {ids.type} -> {r.type}",
+                          ids.shape + [table.shape[1]], "embedded")
+
+    def cross_entropy(self, logits, labels):
+        return self._emit("cross_entropy", [logits, labels], [],
+                          lambda r: f"{logits.type}, {labels.type} -> {r.type}",
+                          [], "loss")
+
+    def conv2d(self, x, w, stride=1, padding=0, groups=1):
+        n, _, h, wd = x.shape
+        f, _, kh, kw = w.shape
+        out = [n, f, (h + 2 * padding - kh) // stride + 1,
+               (wd + 2 * padding - kw) // stride + 1]
+        attrs = []
+        if stride != 1:
+            attrs.append(f"strides = {i64_array([stride, stride])}")
+        if padding:
+            attrs.append(f"padding = {i64_array([padding, padding])}")
+        if groups != 1:
+            attrs.append(f"groups = {groups}")
+        return self._emit("conv2d", [x, w], attrs,
+                          lambda r: f"{x.type}, {w.type} -> {r.type}", out, "conv")
+
+    def _pool(self, op, x, kernel, stride, padding):
+        n, c, h, w = x.shape
+        out = [n, c, (h + 2 * padding - kernel) // stride + 1,
+               (w + 2 * padding - kernel) // stride + 1]
+        attrs = [f"kernel = {i64_array([kernel, kernel])}",
+                 f"strides = {i64_array([stride, stride])}"]
+        if padding:
+            attrs.append(f"padding = {i64_array([padding, padding])}")
+        return self._to(op, x, out, "pooled", attrs)
+
+    def max_pool2d(self, x, kernel, stride, padding=0):
+        return self._pool("max_pool2d", x, kernel, stride, padding)
+
+    def avg_pool2d(self, x, kernel, stride, padding=0):
+        return self._pool("avg_pool2d", x, kernel, stride, padding)
+
+    def upsample(self, x, scale):
+        n, c, h, w = x.shape
+        return self._to("upsample_nearest2d", x, [n, c, h * scale, w * scale],
+                        "upsampled", [f"scale = {scale}"])
+
+    def concat(self, values, axis):
+        shape = list(values[0].shape)
+        shape[axis] = sum(v.shape[axis] for v in values)
+        types = lambda r: ", ".join(v.type for v in values) + f" -> {r.type}"
+        return self._emit("concat", values, [f"axis = {axis}"], types, shape, "cat")
+
+    # Output ---------------------------------------------------------------
+    def text(self, loss):
+        lines = [self.header] if self.header else []
+        lines.append(f"func.func @{self.name}(" + ",\n    ".join(self.args)
+                     + f") -> {loss.type} {{")
+        lines += self.body
+        lines.append(f"  return {loss.name} : {loss.type}")
+        lines.append("}")
+        return "\n".join(lines) + "\n"
+
+
+def generated_by(script):
+    """The header line of a generated model: the command, less its output."""
+    import sys
+    args, skip = [], False
+    for arg in sys.argv[1:]:
+        if skip:
+            skip = False
+        elif arg in ("-o", "--output"):
+            skip = True
+        elif not arg.startswith(("-o", "--output=")):
+            args.append(arg)
+    return " ".join([f"// Generated by examples/{script}"] + args)
+
+
+def write(text, path):
+    if path == "-":
+        import sys
+        sys.stdout.write(text)
+    else:
+        with open(path, "w") as f:
+            f.write(text)
