@@ -44,10 +44,33 @@ static int32_t earlyUses(const Graph &graph, NodeId id, bool training) {
 std::vector<NodeId> remat::checkpointCandidates(const Graph &graph) {
   std::vector<NodeId> out;
   bool training = hasBackward(graph);
+  // A dropped value comes back by recomputing it and whatever of its inputs
+  // is gone by then. Inputs with a late use (or that are arguments or
+  // outputs) are still there; the rest must be rebuildable in turn, which
+  // a value marked not recomputable (or overwriting an argument) is not.
+  std::vector<char> rebuildable(graph.size(), 0);
   for (NodeId id = 0; id < (NodeId)graph.size(); ++id) {
     const Node &n = graph.node(id);
-    if (n.argument || n.output || n.backward || !n.recomputable ||
-        n.overwrites >= 0 || n.bytes == 0)
+    if (n.argument) {
+      rebuildable[id] = 1;
+      continue;
+    }
+    if (!n.recomputable || n.overwrites >= 0)
+      continue;
+    rebuildable[id] = 1;
+    for (NodeId d : graph.deps(id)) {
+      const Node &dep = graph.node(d);
+      bool stays = dep.argument || dep.output ||
+                   earlyUses(graph, d, training) <
+                       (int32_t)graph.users(d).size();
+      if (!rebuildable[d] && !stays)
+        rebuildable[id] = 0;
+    }
+  }
+  for (NodeId id = 0; id < (NodeId)graph.size(); ++id) {
+    const Node &n = graph.node(id);
+    if (n.argument || n.output || n.backward || !rebuildable[id] ||
+        n.bytes == 0)
       continue;
     int32_t early = earlyUses(graph, id, training);
     if (early < (int32_t)graph.users(id).size() && (training || early > 0))
@@ -184,6 +207,8 @@ Schedule remat::scheduleFromPolicies(const Graph &graph,
 static bool isBetter(const SolveResult &a, const SolveResult &b) {
   if (a.feasible != b.feasible)
     return a.feasible;
+  if (a.peakBytes < 0 || b.peakBytes < 0) // an invalid schedule loses
+    return b.peakBytes < 0 && a.peakBytes >= 0;
   return a.feasible ? a.cost < b.cost : a.peakBytes < b.peakBytes;
 }
 
@@ -195,6 +220,8 @@ static SolveResult finish(const Graph &graph, Schedule schedule,
   r.peakBytes = sim.peakBytes;
   r.cost = sim.cost;
   r.feasible = sim.valid && sim.peakBytes <= budget;
+  if (!sim.valid)
+    r.peakBytes = -1; // see isBetter
   return r;
 }
 
@@ -495,7 +522,7 @@ static SolveResult solveGreedy(const Graph &graph, int64_t budget,
   SolveResult best;
   bool have = false;
   for (SolveResult &s : greedyLadder(graph)) {
-    s.feasible = s.peakBytes <= budget;
+    s.feasible = s.peakBytes >= 0 && s.peakBytes <= budget;
     if (!have || isBetter(s, best)) {
       best = std::move(s);
       have = true;
@@ -633,8 +660,15 @@ bool remat::isSolver(std::string_view name) {
 
 SolveResult remat::solve(std::string_view name, const Graph &graph,
                          int64_t budget, const SolverOptions &options) {
-  for (const Entry &e : registry())
-    if (e.name == name)
-      return e.fn(graph, budget, options);
+  for (const Entry &e : registry()) {
+    if (e.name != name)
+      continue;
+    SolveResult r = e.fn(graph, budget, options);
+    // A schedule the simulator rejects has no meaningful peak: never report
+    // one as the smallest budget reached; keeping everything always runs.
+    if (!r.feasible && !simulate(graph, r.schedule).valid)
+      return solveNone(graph, budget, options);
+    return r;
+  }
   return {};
 }

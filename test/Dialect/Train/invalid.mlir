@@ -180,6 +180,21 @@ func.func @bad_recompute(%a: tensor<4xf32>) {
 
 // -----
 
+func.func @bad_no_recompute(%a: tensor<4xf32>) {
+  // expected-error @+1 {{'train.no_recompute' must be a unit attribute on a train op}}
+  %0 = train.relu %a {train.no_recompute = 1 : i64} : tensor<4xf32>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'train.no_recompute' must be a unit attribute on a train op}}
+func.func @no_recompute_on_func() attributes {train.no_recompute} {
+  return
+}
+
+// -----
+
 // expected-error @+1 {{unknown train attribute 'train.checkpoint'}}
 func.func @unknown_attr() attributes {train.checkpoint} {
   return

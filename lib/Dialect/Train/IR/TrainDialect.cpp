@@ -137,6 +137,12 @@ LogicalResult TrainDialect::verifyOperationAttribute(Operation *op,
       return op->emitError() << "'" << kRecomputeAttr << "' must be an integer";
     return success();
   }
+  if (attr.getName() == kNoRecomputeAttr) {
+    if (!isa<UnitAttr>(attr.getValue()) || !isa<TrainDialect>(op->getDialect()))
+      return op->emitError() << "'" << kNoRecomputeAttr
+                             << "' must be a unit attribute on a train op";
+    return success();
+  }
   return op->emitError() << "unknown train attribute '"
                          << attr.getName().getValue() << "'";
 }

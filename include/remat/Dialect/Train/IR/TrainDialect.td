@@ -41,6 +41,12 @@ def Train_Dialect : Dialect {
 
     Every op implements `CostOpInterface` (FLOPs and bytes, for the
     rematerialization cost model) and `AutodiffOpInterface` (its adjoint).
+
+    Two discardable attributes steer `train-remat` on ops: `train.no_recompute`
+    (a unit attribute) forbids recomputing the op, and so anything whose
+    recomputation would need its result after it is freed; the solvers keep
+    its result or recompute elsewhere. `train.recompute = N` marks the clones
+    that `train-remat` inserts, so that CSE does not fold them back.
   }];
   let hasRegionArgAttrVerify = 1;
   let hasRegionResultAttrVerify = 1;
@@ -51,6 +57,8 @@ def Train_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kParamAttr = "train.param";
     static constexpr ::llvm::StringLiteral kStepAttr = "train.step";
     static constexpr ::llvm::StringLiteral kRecomputeAttr = "train.recompute";
+    static constexpr ::llvm::StringLiteral kNoRecomputeAttr =
+        "train.no_recompute";
   }];
 }
 
