@@ -40,7 +40,7 @@ def main():
     p.add_argument("--layers", type=int, default=20)
     p.add_argument("--width", type=int, default=1024)
     p.add_argument("--batch", type=int, default=2048)
-    p.add_argument("--dtype", default="f32", choices=["f32", "f64"])
+    p.add_argument("--dtype", default="f32", choices=["f16", "bf16", "f32", "f64"])
     p.add_argument("-o", "--output", default="-")
     a = p.parse_args()
     text = mlp(a.layers, a.width, a.batch, a.dtype)

@@ -688,9 +688,16 @@ Value NNLowering::lowerDropout(DropoutOp dropout) {
         }
         // 24 random bits -> [0, 1), exactly representable in f32 and f64.
         Value bits = ShRUIOp::create(nb, l, c[0], c32(8));
-        Value u = MulFOp::create(nb, l, UIToFPOp::create(nb, l, floatType(), bits),
-                                 fconst(nb, 1.0 / 16777216.0));
-        Value keep = CmpFOp::create(nb, l, CmpFPredicate::OGE, u, fconst(nb, p));
+        // The draw is compared in f32 (f64 for f64 tensors), so that f16 and
+        // bf16 tensors get the same mask as f32 ones.
+        FloatType drawType =
+            floatType().isF64() ? nb.getF64Type() : nb.getF32Type();
+        auto drawConst = [&](double v) {
+          return ConstantOp::create(nb, l, nb.getFloatAttr(drawType, v));
+        };
+        Value u = MulFOp::create(nb, l, UIToFPOp::create(nb, l, drawType, bits),
+                                 drawConst(1.0 / 16777216.0));
+        Value keep = CmpFOp::create(nb, l, CmpFPredicate::OGE, u, drawConst(p));
         Value scaled = MulFOp::create(nb, l, a[0], keepScale);
         return SelectOp::create(nb, l, keep, scaled, fconst(nb, 0.0));
       });
@@ -953,6 +960,26 @@ Value NNLowering::lower() {
     return lowerUnary();
   if (auto r = dyn_cast<ReshapeOp>(op))
     return lowerReshape(r);
+  if (auto c = dyn_cast<CastOp>(op)) {
+    auto from = cast<FloatType>(c.getInput().getType().getElementType());
+    bool widen = from.getWidth() < floatType().getWidth();
+    return elementwise(c.getInput(), [&](OpBuilder &nb, Location l,
+                                         ValueRange a) -> Value {
+      // f16 <-> bf16 meet in f32, which holds both exactly. f64 -> bf16
+      // also rounds through f32: the C runtime has no direct conversion, and
+      // the double rounding can differ from one rounding only on ties.
+      if (from.getWidth() == floatType().getWidth())
+        return TruncFOp::create(nb, l, floatType(),
+                                ExtFOp::create(nb, l, nb.getF32Type(), a[0]));
+      if (from.isF64() && floatType().isBF16())
+        return TruncFOp::create(
+            nb, l, floatType(),
+            TruncFOp::create(nb, l, nb.getF32Type(), a[0]));
+      if (widen)
+        return ExtFOp::create(nb, l, floatType(), a[0]);
+      return TruncFOp::create(nb, l, floatType(), a[0]);
+    });
+  }
   if (auto t = dyn_cast<TransposeOp>(op))
     return linalg::TransposeOp::create(b, loc, t.getInput(),
                                        empty(resultType()), t.getPermutation())

@@ -42,6 +42,8 @@ LogicalResult mlir::remat::buildCPUToLLVMStage(OpPassManager &pm) {
       "convert-scf-to-cf,expand-strided-metadata,lower-affine,"
       // Generic allocation functions are the runtime's counting allocator.
       "finalize-memref-to-llvm{use-generic-functions=true},"
+      // libm has no f16/bf16 functions: those compute in f32.
+      "func.func(math-extend-to-supported-types),"
       "convert-math-to-libm,convert-to-llvm,reconcile-unrealized-casts";
   return parsePassPipeline(stage, pm);
 }

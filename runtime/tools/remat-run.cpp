@@ -39,8 +39,10 @@ struct TensorSpec {
   int64_t range = 0;
   double bound = -1;
   std::optional<double> constant;
-  bool isFloat() const { return dtype == "f32" || dtype == "f64"; }
+  bool isFloat() const { return dtype[0] == 'f' || dtype == "bf16"; }
   size_t elementBytes() const {
+    if (dtype == "f16" || dtype == "bf16")
+      return 2;
     return dtype == "f64" || dtype == "i64" ? 8 : 4;
   }
   int64_t numElements() const {
@@ -101,10 +103,10 @@ TensorSpec readTensor(const json::Value &v, const std::string &where) {
   t.name = str("name", false);
   t.role = str("role", true);
   t.dtype = str("dtype", true);
-  if (t.dtype != "f32" && t.dtype != "f64" && t.dtype != "i32" &&
-      t.dtype != "i64")
+  if (t.dtype != "f16" && t.dtype != "bf16" && t.dtype != "f32" &&
+      t.dtype != "f64" && t.dtype != "i32" && t.dtype != "i64")
     die(where + ": unsupported dtype '" + t.dtype +
-        "' (f32, f64, i32 or i64)");
+        "' (f16, bf16, f32, f64, i32 or i64)");
   const json::Value *shape = v.get("shape");
   if (!shape || !shape->isArray())
     die(where + ": missing array field 'shape'");
@@ -195,6 +197,52 @@ Manifest loadManifest(const std::string &path) {
   return m;
 }
 
+/// IEEE binary16 and bfloat16 from and to float, rounding to nearest even
+/// (the runtime needs no compiler support for either type).
+uint32_t floatBits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+float bitsFloat(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+uint16_t toBF16(float f) {
+  uint32_t u = floatBits(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) // NaN stays NaN
+    return static_cast<uint16_t>((u >> 16) | 0x40);
+  return static_cast<uint16_t>((u + 0x7fffu + ((u >> 16) & 1)) >> 16);
+}
+float fromBF16(uint16_t h) { return bitsFloat(uint32_t(h) << 16); }
+uint16_t toF16(float f) {
+  uint32_t u = floatBits(f);
+  uint16_t sign = static_cast<uint16_t>((u >> 16) & 0x8000u);
+  uint32_t a = u & 0x7fffffffu;
+  if (a > 0x7f800000u)
+    return sign | 0x7e00; // NaN
+  if (a >= 0x477ff000u)   // rounds to or beyond 65520: infinity
+    return sign | 0x7c00;
+  if (a < 0x38800000u) { // subnormal or zero: scale into the 2^-24 grid
+    float m = bitsFloat(a) * 16777216.0f; // exact; rounding happens below
+    return sign | static_cast<uint16_t>(std::nearbyint(m));
+  }
+  // Normal: rebias the exponent, round the 13 dropped bits to even.
+  uint32_t r = a - 0x38000000u;
+  r += 0xfffu + ((r >> 13) & 1);
+  return sign | static_cast<uint16_t>(r >> 13);
+}
+float fromF16(uint16_t h) {
+  uint32_t sign = uint32_t(h & 0x8000u) << 16, e = (h >> 10) & 0x1f,
+           m = h & 0x3ffu;
+  if (e == 0) // zero or subnormal: m * 2^-24
+    return bitsFloat(sign) + (sign ? -1.0f : 1.0f) * m * (1.0f / 16777216.0f);
+  if (e == 31)
+    return bitsFloat(sign | 0x7f800000u | (m << 13));
+  return bitsFloat(sign | ((e + 112) << 23) | (m << 13));
+}
+
 uint64_t splitmix64(uint64_t &state) {
   uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
@@ -231,12 +279,20 @@ void fillDeterministic(const TensorSpec &t, void *data, uint64_t seed,
     double v = t.constant ? *t.constant : (2 * u - 1) * bound;
     if (t.dtype == "f64")
       static_cast<double *>(data)[i] = v;
+    else if (t.dtype == "f16")
+      static_cast<uint16_t *>(data)[i] = toF16(static_cast<float>(v));
+    else if (t.dtype == "bf16")
+      static_cast<uint16_t *>(data)[i] = toBF16(static_cast<float>(v));
     else
       static_cast<float *>(data)[i] = static_cast<float>(v);
   }
 }
 
 double readScalar(const TensorSpec &t, const void *data, int64_t i = 0) {
+  if (t.dtype == "f16")
+    return fromF16(static_cast<const uint16_t *>(data)[i]);
+  if (t.dtype == "bf16")
+    return fromBF16(static_cast<const uint16_t *>(data)[i]);
   return t.dtype == "f64" ? static_cast<const double *>(data)[i]
                           : static_cast<const float *>(data)[i];
 }
@@ -260,6 +316,9 @@ struct Options {
   uint64_t seed = 0;
   bool json = false, verbose = false;
   int gradCheck = 0;
+  /// Central-difference step and relative tolerance of --grad-check; looser
+  /// values check a model that rounds through f32 or narrower on the way.
+  double gradEps = 1e-6, gradRtol = 1e-6;
   std::string saveParams;
   std::map<std::string, std::string> inputs;
 };
@@ -267,7 +326,8 @@ struct Options {
 void usage() {
   std::fprintf(stderr, "usage: remat-run MANIFEST.json [--steps=N] [--seed=S] "
                        "[--input=NAME=FILE]... [--save-params=FILE] "
-                       "[--grad-check=K [--verbose]] [--json]\n");
+                       "[--grad-check=K [--grad-eps=E] [--grad-rtol=R] "
+                       "[--verbose]] [--json]\n");
 }
 
 Options parseOptions(int argc, char **argv) {
@@ -291,6 +351,15 @@ Options parseOptions(int argc, char **argv) {
             std::to_string(min) + ", got '" + v + "'");
       return n;
     };
+    auto positive = [&](const char *flag) {
+      std::string v = value(flag);
+      char *end = nullptr;
+      double x = std::strtod(v.c_str(), &end);
+      if (v.empty() || *end || !(x > 0) || !std::isfinite(x))
+        die(std::string("option ") + flag +
+            " expects a positive number, got '" + v + "'");
+      return x;
+    };
     auto is = [&](const char *flag) {
       return a == flag || a.rfind(std::string(flag) + "=", 0) == 0;
     };
@@ -307,6 +376,10 @@ Options parseOptions(int argc, char **argv) {
       o.seed = static_cast<uint64_t>(integer("--seed", 0));
     else if (is("--grad-check"))
       o.gradCheck = static_cast<int>(integer("--grad-check", 1));
+    else if (is("--grad-eps"))
+      o.gradEps = positive("--grad-eps");
+    else if (is("--grad-rtol"))
+      o.gradRtol = positive("--grad-rtol");
     else if (is("--save-params"))
       o.saveParams = value("--save-params");
     else if (is("--input")) {
@@ -417,7 +490,9 @@ private:
 
 /// Central differences of the loss against the returned gradients, on `k`
 /// parameter elements spread over all parameters.
-int gradCheck(const Manifest &m, Step &step, int k, bool json, bool verbose) {
+int gradCheck(const Manifest &m, Step &step, const Options &opts) {
+  int k = opts.gradCheck;
+  bool json = opts.json, verbose = opts.verbose;
   std::vector<size_t> params;
   for (size_t i = 0; i < m.arguments.size(); ++i)
     if (m.arguments[i].role == "param")
@@ -446,7 +521,7 @@ int gradCheck(const Manifest &m, Step &step, int k, bool json, bool verbose) {
           m.arguments[i].name + "' is " + m.arguments[i].dtype + ")");
   std::vector<void *> results;
   step.run(nullptr, &results);
-  const double eps = 1e-6, rtol = 1e-6, atol = 1e-9;
+  const double eps = opts.gradEps, rtol = opts.gradRtol, atol = 1e-9;
   double worst = 0;
   int failures = 0;
   uint64_t state = 12345;
@@ -561,7 +636,7 @@ int main(int argc, char **argv) {
   }
 
   if (opts.gradCheck)
-    return gradCheck(m, step, opts.gradCheck, opts.json, opts.verbose);
+    return gradCheck(m, step, opts);
 
   std::vector<double> losses, times;
   int64_t measuredPeak = 0;

@@ -99,6 +99,10 @@ static std::string dtypeOf(Type type) {
     return "i64";
   if (e.isInteger(32))
     return "i32";
+  if (e.isF16())
+    return "f16";
+  if (e.isBF16())
+    return "bf16";
   return e.isF64() ? "f64" : e.isF32() ? "f32" : "";
 }
 

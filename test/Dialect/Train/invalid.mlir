@@ -36,7 +36,7 @@ func.func @element_types(%a: tensor<8x4xf32>, %b: tensor<4x2xf64>) {
 // -----
 
 func.func @integer_tensor(%a: tensor<8x4xi32>) {
-  // expected-error @+1 {{operand #0 must be statically shaped tensor of 32-bit float or 64-bit float values}}
+  // expected-error @+1 {{operand #0 must be statically shaped tensor of 16-bit float or bfloat16 type or 32-bit float or 64-bit float values}}
   %0 = train.relu %a : tensor<8x4xi32>
   return
 }
@@ -92,7 +92,7 @@ func.func @mse_mismatch(%a: tensor<8x4xf32>, %b: tensor<8x3xf32>) {
 // -----
 
 func.func @mse_not_scalar(%a: tensor<8x4xf32>) {
-  // expected-error @+1 {{result #0 must be 0D tensor of 32-bit float or 64-bit float values}}
+  // expected-error @+1 {{result #0 must be 0D tensor of 16-bit float or bfloat16 type or 32-bit float or 64-bit float values}}
   %0 = "train.mse_loss"(%a, %a) : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<1xf32>
   return
 }

@@ -26,9 +26,33 @@ func.func @broadcast_element_type(%a: tensor<3x4xf32>, %b: tensor<4xf64>) {
 
 // -----
 
-func.func @f16_unsupported(%a: tensor<3x4xf16>) {
-  // expected-error @+1 {{operand #0 must be statically shaped tensor of 32-bit float or 64-bit float values}}
-  %0 = train.tanh %a : tensor<3x4xf16>
+func.func @f8_unsupported(%a: tensor<3x4xf8E4M3FN>) {
+  // expected-error @+1 {{operand #0 must be statically shaped tensor of 16-bit float or bfloat16 type or 32-bit float or 64-bit float values}}
+  %0 = train.tanh %a : tensor<3x4xf8E4M3FN>
+  return
+}
+
+// -----
+
+func.func @implicit_mixed_precision(%a: tensor<3x4xf32>, %b: tensor<3x4xbf16>) {
+  // expected-error @+1 {{'train.add' op operands and results must have one element type, got 'f32' and 'bf16'}}
+  %0 = train.add %a, %b : tensor<3x4xf32>, tensor<3x4xbf16> -> tensor<3x4xf32>
+  return
+}
+
+// -----
+
+func.func @cast_reshapes(%a: tensor<3x4xf32>) {
+  // expected-error @+1 {{'train.cast' op changes the shape; a cast converts the element type only}}
+  %0 = train.cast %a : tensor<3x4xf32> -> tensor<12xbf16>
+  return
+}
+
+// -----
+
+func.func @cast_integer(%a: tensor<3x4xi32>) {
+  // expected-error @+1 {{'train.cast' op operand #0 must be statically shaped tensor of 16-bit float or bfloat16 type or 32-bit float or 64-bit float values}}
+  %0 = train.cast %a : tensor<3x4xi32> -> tensor<3x4xf32>
   return
 }
 

@@ -1,5 +1,6 @@
 // RUN: remat-opt %s | remat-opt | FileCheck %s
 // RUN: remat-opt %s --mlir-print-op-generic | remat-opt | FileCheck %s
+// RUN: remat-opt %s --canonicalize | FileCheck %s --check-prefix=FOLD
 
 // Tests that the ops of CNNs and transformers round-trip, in the short type
 // form where all types agree and with their default attributes elided.
@@ -106,5 +107,21 @@ func.func @nn(%x: tensor<2x4x6x6xf32>, %w: tensor<8x2x3x3xf32>, %c: tensor<8x1x1
   %46 = train.slice %45 {offsets = array<i64: 0, 4, 0, 0>} : tensor<2x8x6x6xf32> -> tensor<2x4x6x6xf32>
   // CHECK-NEXT: %{{[a-z0-9]+}} = train.slice_grad %{{[a-z0-9]+}} {offsets = array<i64: 0, 4, 0, 0>} : tensor<2x4x6x6xf32> -> tensor<2x8x6x6xf32>
   %47 = train.slice_grad %46 {offsets = array<i64: 0, 4, 0, 0>} : tensor<2x4x6x6xf32> -> tensor<2x8x6x6xf32>
+  // CHECK-NEXT: %{{[a-z0-9]+}} = train.cast %{{[a-z0-9]+}} : tensor<2x8x16xf32> -> tensor<2x8x16xbf16>
+  %48 = train.cast %t : tensor<2x8x16xf32> -> tensor<2x8x16xbf16>
+  // CHECK-NEXT: %{{[a-z0-9]+}} = train.gelu %{{[a-z0-9]+}} : tensor<2x8x16xbf16>
+  %49 = train.gelu %48 : tensor<2x8x16xbf16>
+  // CHECK-NEXT: %{{[a-z0-9]+}} = train.cast %{{[a-z0-9]+}} : tensor<2x8x16xbf16> -> tensor<2x8x16xf16>
+  %50 = train.cast %49 : tensor<2x8x16xbf16> -> tensor<2x8x16xf16>
   return
+}
+
+// A cast to the operand's own type round-trips, and folds away.
+// CHECK-LABEL: func.func @identity_cast
+// CHECK-NEXT: train.cast %{{.+}} : tensor<4xf16> -> tensor<4xf16>
+// FOLD-LABEL: func.func @identity_cast
+// FOLD-NEXT: return %arg0 : tensor<4xf16>
+func.func @identity_cast(%x: tensor<4xf16>) -> tensor<4xf16> {
+  %0 = train.cast %x : tensor<4xf16> -> tensor<4xf16>
+  return %0 : tensor<4xf16>
 }

@@ -26,8 +26,8 @@ def t(shape, dtype="f64"):
 CASES = {}
 
 
-def case(name, params, body, result, shape, inputs=()):
-    CASES[name] = (params, list(inputs), body, result, shape)
+def case(name, params, body, result, shape, inputs=(), check=()):
+    CASES[name] = (params, list(inputs), body, result, shape, list(check))
 
 
 def binary(op, rhs_shape, rhs_body=None):
@@ -53,6 +53,15 @@ for op in ("sum", "mean"):
 for op in ("tanh", "sigmoid", "gelu", "relu"):
     case(op, [("x", [4, 6])], [f"%r = train.{op} %x : {t([4, 6])}"], "%r",
          [4, 6])
+# Casts there and back: the loss is quadratic in the rounded value, so the
+# central difference is exact up to the rounding of x +- eps, which sets eps
+# and the tolerance for each type.
+for dtype, eps, rtol in (("f32", "1e-3", "1e-3"), ("f16", "0.0625", "1e-2"),
+                         ("bf16", "0.25", "2e-2")):
+    case(f"cast_{dtype}", [("x", [4, 6])],
+         [f"%h = train.cast %x : {t([4, 6])} -> {t([4, 6], dtype)}",
+          f"%r = train.cast %h : {t([4, 6], dtype)} -> {t([4, 6])}"],
+         "%r", [4, 6], check=[f"--grad-eps={eps}", f"--grad-rtol={rtol}"])
 case("reshape", [("x", [2, 3, 4])],
      [f"%r = train.reshape %x : {t([2, 3, 4])} -> {t([6, 4])}"], "%r", [6, 4])
 case("transpose", [("x", [2, 3, 4])],
@@ -117,7 +126,7 @@ case("matmul", [("a", [3, 4]), ("b", [4, 5])],
 
 
 def model(name):
-    params, inputs, body, result, shape = CASES[name]
+    params, inputs, body, result, shape, _ = CASES[name]
     args = [f"%{p[0]}: {t(p[1])} {{train.role = \"param\", train.name = \"{p[0]}\"}}"
             for p in params]
     args += [f"%{i[0]}: {t(i[1], i[2])} {{train.role = \"input\", train.name = \"{i[0]}\"}}"
@@ -155,7 +164,7 @@ def main():
             failed += 1
             continue
         r = subprocess.run([a.run, lib[:-3] + ".json",
-                            f"--grad-check={a.samples}"],
+                            f"--grad-check={a.samples}"] + CASES[name][5],
                            capture_output=True, text=True)
         out = (r.stdout.strip() or r.stderr.strip()).splitlines()
         line = out[-1] if out else "no output"

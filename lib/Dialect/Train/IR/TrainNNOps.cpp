@@ -296,6 +296,22 @@ LogicalResult ReshapeOp::buildAdjoint(OpBuilder &b, Value dy,
   return success();
 }
 
+LogicalResult CastOp::verify() {
+  if (shapeOf(getInput()) != shapeOf(getResult()))
+    return emitOpError("changes the shape; a cast converts the element type "
+                       "only");
+  return success();
+}
+OpFoldResult CastOp::fold(FoldAdaptor) {
+  return getInput().getType() == getType() ? getInput() : nullptr;
+}
+int64_t CastOp::getFlops() { return numel(getResult()); }
+LogicalResult CastOp::buildAdjoint(OpBuilder &b, Value dy,
+                                   SmallVectorImpl<Value> &grads) {
+  grads.push_back(CastOp::create(b, getLoc(), getInput().getType(), dy));
+  return success();
+}
+
 LogicalResult TransposeOp::verify() {
   if (failed(verifySameElementType(*this)))
     return failure();

@@ -14,8 +14,10 @@ include "remat/Dialect/Train/IR/TrainInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
-def Train_FloatTensor : StaticShapeTensorOf<[F32, F64]>;
-def Train_ScalarTensor : 0DTensorOf<[F32, F64]>;
+// Mixed precision is explicit: an op's float operands and results share one
+// element type, and train.cast converts between them.
+def Train_FloatTensor : StaticShapeTensorOf<[F16, BF16, F32, F64]>;
+def Train_ScalarTensor : 0DTensorOf<[F16, BF16, F32, F64]>;
 // Class labels and embedding rows.
 def Train_IndexTensor : StaticShapeTensorOf<[I32, I64]>;
 // Seeds and offsets of counter-based random numbers.
@@ -262,6 +264,26 @@ def Train_ReshapeOp : Train_ComputeOp<"reshape"> {
   let results = (outs Train_FloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
+}
+
+def Train_CastOp : Train_ComputeOp<"cast"> {
+  let summary = "Converts a tensor to another float element type";
+  let description = [{
+    Narrowing rounds to nearest even (`arith.truncf`), widening is exact
+    (`arith.extf`); the shape is unchanged. Mixed precision is written with
+    explicit casts: every other op requires one element type across its float
+    operands and results. The adjoint casts the gradient back to the
+    operand's type. A cast to the operand's own type folds away.
+
+    ```mlir
+    %h = train.cast %x : tensor<32x64xf32> -> tensor<32x64xbf16>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$input);
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
 }
 
 def Train_TransposeOp : Train_ComputeOp<"transpose"> {
