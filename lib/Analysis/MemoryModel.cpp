@@ -175,8 +175,7 @@ FailureOr<StepGraph> mlir::remat::buildStepGraph(func::FuncOp func) {
     node.backward = hasLoss && !forward.contains(&op);
     // Ops the user marks (side effects, nondeterminism, cost the model does
     // not see) are computed once; the solvers keep or pay for their results.
-    node.recomputable =
-        !op.hasAttr(train::TrainDialect::kNoRecomputeAttr);
+    node.recomputable = !op.hasAttr(train::TrainDialect::kNoRecomputeAttr);
     SmallVector<NodeId, 4> operands;
     for (Value v : op.getOperands())
       operands.push_back(nodeOf.lookup(v));

@@ -44,7 +44,9 @@ private:
     return cast<RankedTensorType>(v.getType()).getShape();
   }
   static unsigned rank(Value v) { return shape(v).size(); }
-  FloatType floatType() { return cast<FloatType>(resultType().getElementType()); }
+  FloatType floatType() {
+    return cast<FloatType>(resultType().getElementType());
+  }
   Value fconst(OpBuilder &nb, double v) {
     return ConstantOp::create(nb, loc, nb.getFloatAttr(floatType(), v));
   }
@@ -120,13 +122,13 @@ private:
                      });
     return loop1(b, resultType().getShape(), empty(resultType()),
                  [&](OpBuilder &nb, ValueRange outer, Value t) {
-                   Value acc = loop1(
-                       nb, reduction, fconst(nb, init),
-                       [&](OpBuilder &ib, ValueRange inner, Value a) {
-                         SmallVector<Value> ivs(outer);
-                         llvm::append_range(ivs, inner);
-                         return body(ib, ivs, a);
-                       });
+                   Value acc =
+                       loop1(nb, reduction, fconst(nb, init),
+                             [&](OpBuilder &ib, ValueRange inner, Value a) {
+                               SmallVector<Value> ivs(outer);
+                               llvm::append_range(ivs, inner);
+                               return body(ib, ivs, a);
+                             });
                    return insert(nb, acc, t, outer);
                  });
   }
@@ -179,15 +181,16 @@ private:
   std::pair<Value, Value> window(OpBuilder &nb, Value iv, Value k,
                                  int64_t stride, int64_t dilation, int64_t pad,
                                  int64_t size) {
-    Value pos = AddIOp::create(
-        nb, loc, MulIOp::create(nb, loc, iv, iconst(nb, stride)),
-        MulIOp::create(nb, loc, k, iconst(nb, dilation)));
+    Value pos =
+        AddIOp::create(nb, loc, MulIOp::create(nb, loc, iv, iconst(nb, stride)),
+                       MulIOp::create(nb, loc, k, iconst(nb, dilation)));
     pos = SubIOp::create(nb, loc, pos, iconst(nb, pad));
     return clampIndex(nb, pos, size);
   }
   std::pair<Value, Value> clampIndex(OpBuilder &nb, Value pos, int64_t size) {
     Value ok = AndIOp::create(
-        nb, loc, CmpIOp::create(nb, loc, CmpIPredicate::sge, pos, iconst(nb, 0)),
+        nb, loc,
+        CmpIOp::create(nb, loc, CmpIPredicate::sge, pos, iconst(nb, 0)),
         CmpIOp::create(nb, loc, CmpIPredicate::slt, pos, iconst(nb, size)));
     Value clamped = MaxSIOp::create(
         nb, loc, MinSIOp::create(nb, loc, pos, iconst(nb, size - 1)),
@@ -220,16 +223,16 @@ private:
 
 Value NNLowering::lowerBinary() {
   Value lhs = op->getOperand(0), rhs = op->getOperand(1);
-  return elementwise({lhs, rhs}, [&](OpBuilder &nb, Location l,
-                                     ValueRange a) -> Value {
-    if (isa<AddOp>(op))
-      return AddFOp::create(nb, l, a[0], a[1]);
-    if (isa<SubOp>(op))
-      return SubFOp::create(nb, l, a[0], a[1]);
-    if (isa<MulOp>(op))
-      return MulFOp::create(nb, l, a[0], a[1]);
-    return DivFOp::create(nb, l, a[0], a[1]);
-  });
+  return elementwise({lhs, rhs},
+                     [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                       if (isa<AddOp>(op))
+                         return AddFOp::create(nb, l, a[0], a[1]);
+                       if (isa<SubOp>(op))
+                         return SubFOp::create(nb, l, a[0], a[1]);
+                       if (isa<MulOp>(op))
+                         return MulFOp::create(nb, l, a[0], a[1]);
+                       return DivFOp::create(nb, l, a[0], a[1]);
+                     });
 }
 
 Value NNLowering::lowerSumTo(SumToOp sumTo) {
@@ -273,14 +276,14 @@ Value NNLowering::lowerReduce(Value input, ArrayRef<int64_t> dims,
     its.push_back(llvm::is_contained(kept, i) ? utils::IteratorType::parallel
                                               : utils::IteratorType::reduction);
   Value factor = fconst(scale);
-  return generic({input}, filled(resultType(), 0.0),
-                 {identity(n), map(n, kept)}, its,
-                 [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-                   Value x = scale == 1.0 ? a[0]
-                                          : MulFOp::create(nb, l, a[0], factor)
-                                                .getResult();
-                   return AddFOp::create(nb, l, a[1], x);
-                 });
+  return generic(
+      {input}, filled(resultType(), 0.0), {identity(n), map(n, kept)}, its,
+      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        Value x = scale == 1.0
+                      ? a[0]
+                      : MulFOp::create(nb, l, a[0], factor).getResult();
+        return AddFOp::create(nb, l, a[1], x);
+      });
 }
 
 Value NNLowering::lowerBroadcast(BroadcastOp bc) {
@@ -330,8 +333,8 @@ Value NNLowering::lowerUnary() {
       return MulFOp::create(nb, l, a[0], phiCdf(a[0]));
     if (isa<GeluGradOp>(op)) {
       Value x = a[1];
-      Value half = MulFOp::create(nb, l, MulFOp::create(nb, l, x, x),
-                                  fconst(nb, -0.5));
+      Value half =
+          MulFOp::create(nb, l, MulFOp::create(nb, l, x, x), fconst(nb, -0.5));
       Value pdf = MulFOp::create(nb, l, math::ExpOp::create(nb, l, half),
                                  fconst(nb, invSqrt2Pi));
       Value d = AddFOp::create(nb, l, phiCdf(x), MulFOp::create(nb, l, x, pdf));
@@ -360,8 +363,7 @@ Value NNLowering::lowerReshape(ReshapeOp reshape) {
   // destination is the op's only allocation.
   Value flat = collapseToVector(b, loc, reshape.getInput());
   Value view = expandTo(b, loc, flat, resultType());
-  return linalg::CopyOp::create(b, loc, view, empty(resultType()))
-      .getResult(0);
+  return linalg::CopyOp::create(b, loc, view, empty(resultType())).getResult(0);
 }
 
 Value NNLowering::lowerBatchMatmul(BatchMatmulOp mm) {
@@ -385,75 +387,83 @@ Value NNLowering::lowerRowwise() {
   int64_t width = full.back();
   Value saved = op->getNumOperands() > 1 ? op->getOperand(1) : Value();
   double negInf = -std::numeric_limits<double>::infinity();
-  return loop1(b, rows, empty(resultType()), [&](OpBuilder &nb, ValueRange row,
-                                                 Value out) {
-    auto at = [&](ValueRange j) {
-      SmallVector<Value> idx(row);
-      idx.push_back(j[0]);
-      return idx;
-    };
-    auto rowSum = [&](double init,
-                      function_ref<Value(OpBuilder &, Value, Value)> f) {
-      return loop1(nb, {width}, fconst(nb, init),
-                   [&](OpBuilder &ib, ValueRange j, Value acc) {
-                     return f(ib, acc, j[0]);
-                   });
-    };
-    Value mx, sum;
-    if (isa<SoftmaxOp, LogSoftmaxOp>(op)) {
-      mx = rowSum(negInf, [&](OpBuilder &ib, Value acc, Value j) -> Value {
-        return MaximumFOp::create(ib, loc, acc, extract(ib, x, at(j)));
+  return loop1(
+      b, rows, empty(resultType()),
+      [&](OpBuilder &nb, ValueRange row, Value out) {
+        auto at = [&](ValueRange j) {
+          SmallVector<Value> idx(row);
+          idx.push_back(j[0]);
+          return idx;
+        };
+        auto rowSum = [&](double init,
+                          function_ref<Value(OpBuilder &, Value, Value)> f) {
+          return loop1(nb, {width}, fconst(nb, init),
+                       [&](OpBuilder &ib, ValueRange j, Value acc) {
+                         return f(ib, acc, j[0]);
+                       });
+        };
+        Value mx, sum;
+        if (isa<SoftmaxOp, LogSoftmaxOp>(op)) {
+          mx = rowSum(negInf, [&](OpBuilder &ib, Value acc, Value j) -> Value {
+            return MaximumFOp::create(ib, loc, acc, extract(ib, x, at(j)));
+          });
+          sum = rowSum(0.0, [&](OpBuilder &ib, Value acc, Value j) -> Value {
+            Value d = SubFOp::create(ib, loc, extract(ib, x, at(j)), mx);
+            return AddFOp::create(ib, loc, acc,
+                                  math::ExpOp::create(ib, loc, d));
+          });
+        } else if (isa<SoftmaxGradOp>(op)) {
+          sum = rowSum(0.0, [&](OpBuilder &ib, Value acc, Value j) -> Value {
+            Value p = MulFOp::create(ib, loc, extract(ib, x, at(j)),
+                                     extract(ib, saved, at(j)));
+            return AddFOp::create(ib, loc, acc, p);
+          });
+        } else {
+          sum = rowSum(0.0, [&](OpBuilder &ib, Value acc, Value j) -> Value {
+            return AddFOp::create(ib, loc, acc, extract(ib, x, at(j)));
+          });
+        }
+        Value logSum = isa<LogSoftmaxOp>(op)
+                           ? math::LogOp::create(nb, loc, sum).getResult()
+                           : Value();
+        return loop1(
+            nb, {width}, out, [&](OpBuilder &ib, ValueRange j, Value t) {
+              Value v = extract(ib, x, at(j));
+              Value r;
+              if (isa<SoftmaxOp>(op))
+                r = DivFOp::create(ib, loc,
+                                   math::ExpOp::create(
+                                       ib, loc, SubFOp::create(ib, loc, v, mx)),
+                                   sum);
+              else if (isa<LogSoftmaxOp>(op))
+                r = SubFOp::create(ib, loc, SubFOp::create(ib, loc, v, mx),
+                                   logSum);
+              else if (isa<SoftmaxGradOp>(op)) {
+                Value y = extract(ib, saved, at(j));
+                r = MulFOp::create(ib, loc, y, SubFOp::create(ib, loc, v, sum));
+              } else {
+                Value p =
+                    math::ExpOp::create(ib, loc, extract(ib, saved, at(j)));
+                r = SubFOp::create(ib, loc, v, MulFOp::create(ib, loc, p, sum));
+              }
+              return insert(ib, r, t, at(j));
+            });
       });
-      sum = rowSum(0.0, [&](OpBuilder &ib, Value acc, Value j) -> Value {
-        Value d = SubFOp::create(ib, loc, extract(ib, x, at(j)), mx);
-        return AddFOp::create(ib, loc, acc, math::ExpOp::create(ib, loc, d));
-      });
-    } else if (isa<SoftmaxGradOp>(op)) {
-      sum = rowSum(0.0, [&](OpBuilder &ib, Value acc, Value j) -> Value {
-        Value p = MulFOp::create(ib, loc, extract(ib, x, at(j)),
-                                 extract(ib, saved, at(j)));
-        return AddFOp::create(ib, loc, acc, p);
-      });
-    } else {
-      sum = rowSum(0.0, [&](OpBuilder &ib, Value acc, Value j) -> Value {
-        return AddFOp::create(ib, loc, acc, extract(ib, x, at(j)));
-      });
-    }
-    Value logSum = isa<LogSoftmaxOp>(op)
-                       ? math::LogOp::create(nb, loc, sum).getResult()
-                       : Value();
-    return loop1(nb, {width}, out, [&](OpBuilder &ib, ValueRange j, Value t) {
-      Value v = extract(ib, x, at(j));
-      Value r;
-      if (isa<SoftmaxOp>(op))
-        r = DivFOp::create(
-            ib, loc, math::ExpOp::create(ib, loc, SubFOp::create(ib, loc, v, mx)),
-            sum);
-      else if (isa<LogSoftmaxOp>(op))
-        r = SubFOp::create(ib, loc, SubFOp::create(ib, loc, v, mx), logSum);
-      else if (isa<SoftmaxGradOp>(op)) {
-        Value y = extract(ib, saved, at(j));
-        r = MulFOp::create(ib, loc, y, SubFOp::create(ib, loc, v, sum));
-      } else {
-        Value p = math::ExpOp::create(ib, loc, extract(ib, saved, at(j)));
-        r = SubFOp::create(ib, loc, v, MulFOp::create(ib, loc, p, sum));
-      }
-      return insert(ib, r, t, at(j));
-    });
-  });
 }
 
 /// Layer and batch normalization: loops over the kept dimensions (rows for
 /// layer_norm, channels for batch_norm), statistics over the others.
 Value NNLowering::lowerNorm() {
-  bool batch = isa<BatchNormOp, BatchNormGradInputOp, BatchNormGradWeightOp>(op);
+  bool batch =
+      isa<BatchNormOp, BatchNormGradInputOp, BatchNormGradWeightOp>(op);
   bool gradInput = isa<LayerNormGradInputOp, BatchNormGradInputOp>(op);
   bool gradWeight = isa<LayerNormGradWeightOp, BatchNormGradWeightOp>(op);
   bool forward = !gradInput && !gradWeight;
   Value x = forward ? op->getOperand(0) : op->getOperand(1);
   Value dy = forward ? Value() : op->getOperand(0);
-  Value weight = forward ? op->getOperand(1)
-                         : gradInput ? op->getOperand(2) : Value();
+  Value weight = forward     ? op->getOperand(1)
+                 : gradInput ? op->getOperand(2)
+                             : Value();
   Value bias = forward ? op->getOperand(2) : Value();
   double eps = cast<FloatAttr>(op->getAttr("epsilon")).getValueAsDouble();
   auto full = shape(x);
@@ -472,86 +482,91 @@ Value NNLowering::lowerNorm() {
     count *= static_cast<double>(s);
 
   Value init = gradWeight ? filled(resultType(), 0.0) : empty(resultType());
-  return loop1(b, keptBounds, init, [&](OpBuilder &nb, ValueRange kept,
-                                        Value out) {
-    auto at = [&](ValueRange stat) {
-      SmallVector<Value> idx(n);
-      for (auto [k, d] : llvm::enumerate(keptDims))
-        idx[d] = kept[k];
-      for (auto [k, d] : llvm::enumerate(statDims))
-        idx[d] = stat[k];
-      return idx;
-    };
-    auto reduce = [&](ValueRange inits,
-                      function_ref<SmallVector<Value>(OpBuilder &, ValueRange,
-                                                      ValueRange)>
-                          f) { return loops(nb, statBounds, inits, f); };
-    Value inv = fconst(nb, 1.0 / count);
-    Value mean = MulFOp::create(
-        nb, loc,
-        reduce({fconst(nb, 0.0)},
-               [&](OpBuilder &ib, ValueRange s, ValueRange acc) {
-                 return SmallVector<Value>{AddFOp::create(
-                     ib, loc, acc[0], extract(ib, x, at(s)))};
-               })[0],
-        inv);
-    Value var = MulFOp::create(
-        nb, loc,
-        reduce({fconst(nb, 0.0)},
-               [&](OpBuilder &ib, ValueRange s, ValueRange acc) {
-                 Value d = SubFOp::create(ib, loc, extract(ib, x, at(s)), mean);
-                 return SmallVector<Value>{AddFOp::create(
-                     ib, loc, acc[0], MulFOp::create(ib, loc, d, d))};
-               })[0],
-        inv);
-    Value rstd = DivFOp::create(
-        nb, loc, fconst(nb, 1.0),
-        math::SqrtOp::create(nb, loc,
-                             AddFOp::create(nb, loc, var, fconst(nb, eps))));
-    auto xhat = [&](OpBuilder &ib, ValueRange s) -> Value {
-      Value d = SubFOp::create(ib, loc, extract(ib, x, at(s)), mean);
-      return MulFOp::create(ib, loc, d, rstd);
-    };
-    auto param = [&](OpBuilder &ib, Value t, ValueRange s) {
-      return extract(ib, t, {at(s)[paramDim]});
-    };
-    if (forward)
-      return loop1(nb, statBounds, out, [&](OpBuilder &ib, ValueRange s,
-                                            Value t) {
-        Value y = AddFOp::create(
-            ib, loc, MulFOp::create(ib, loc, xhat(ib, s), param(ib, weight, s)),
-            param(ib, bias, s));
-        return insert(ib, y, t, at(s));
+  return loop1(
+      b, keptBounds, init, [&](OpBuilder &nb, ValueRange kept, Value out) {
+        auto at = [&](ValueRange stat) {
+          SmallVector<Value> idx(n);
+          for (auto [k, d] : llvm::enumerate(keptDims))
+            idx[d] = kept[k];
+          for (auto [k, d] : llvm::enumerate(statDims))
+            idx[d] = stat[k];
+          return idx;
+        };
+        auto reduce = [&](ValueRange inits,
+                          function_ref<SmallVector<Value>(
+                              OpBuilder &, ValueRange, ValueRange)>
+                              f) { return loops(nb, statBounds, inits, f); };
+        Value inv = fconst(nb, 1.0 / count);
+        Value mean = MulFOp::create(
+            nb, loc,
+            reduce({fconst(nb, 0.0)},
+                   [&](OpBuilder &ib, ValueRange s, ValueRange acc) {
+                     return SmallVector<Value>{AddFOp::create(
+                         ib, loc, acc[0], extract(ib, x, at(s)))};
+                   })[0],
+            inv);
+        Value var = MulFOp::create(
+            nb, loc,
+            reduce({fconst(nb, 0.0)},
+                   [&](OpBuilder &ib, ValueRange s, ValueRange acc) {
+                     Value d =
+                         SubFOp::create(ib, loc, extract(ib, x, at(s)), mean);
+                     return SmallVector<Value>{AddFOp::create(
+                         ib, loc, acc[0], MulFOp::create(ib, loc, d, d))};
+                   })[0],
+            inv);
+        Value rstd = DivFOp::create(
+            nb, loc, fconst(nb, 1.0),
+            math::SqrtOp::create(
+                nb, loc, AddFOp::create(nb, loc, var, fconst(nb, eps))));
+        auto xhat = [&](OpBuilder &ib, ValueRange s) -> Value {
+          Value d = SubFOp::create(ib, loc, extract(ib, x, at(s)), mean);
+          return MulFOp::create(ib, loc, d, rstd);
+        };
+        auto param = [&](OpBuilder &ib, Value t, ValueRange s) {
+          return extract(ib, t, {at(s)[paramDim]});
+        };
+        if (forward)
+          return loop1(
+              nb, statBounds, out, [&](OpBuilder &ib, ValueRange s, Value t) {
+                Value y = AddFOp::create(
+                    ib, loc,
+                    MulFOp::create(ib, loc, xhat(ib, s), param(ib, weight, s)),
+                    param(ib, bias, s));
+                return insert(ib, y, t, at(s));
+              });
+        if (gradWeight)
+          return loop1(
+              nb, statBounds, out, [&](OpBuilder &ib, ValueRange s, Value t) {
+                Value p = at(s)[paramDim];
+                Value g = MulFOp::create(ib, loc, extract(ib, dy, at(s)),
+                                         xhat(ib, s));
+                return insert(ib,
+                              AddFOp::create(ib, loc, extract(ib, t, {p}), g),
+                              t, {p});
+              });
+        // dx = rstd * (g - mean(g) - xhat * mean(g * xhat)), g = dy * weight.
+        auto sums = reduce(
+            {fconst(nb, 0.0), fconst(nb, 0.0)},
+            [&](OpBuilder &ib, ValueRange s, ValueRange acc) {
+              Value g = MulFOp::create(ib, loc, extract(ib, dy, at(s)),
+                                       param(ib, weight, s));
+              Value gx = MulFOp::create(ib, loc, g, xhat(ib, s));
+              return SmallVector<Value>{AddFOp::create(ib, loc, acc[0], g),
+                                        AddFOp::create(ib, loc, acc[1], gx)};
+            });
+        Value meanG = MulFOp::create(nb, loc, sums[0], inv);
+        Value meanGX = MulFOp::create(nb, loc, sums[1], inv);
+        return loop1(
+            nb, statBounds, out, [&](OpBuilder &ib, ValueRange s, Value t) {
+              Value g = MulFOp::create(ib, loc, extract(ib, dy, at(s)),
+                                       param(ib, weight, s));
+              Value r = SubFOp::create(ib, loc, g, meanG);
+              r = SubFOp::create(ib, loc, r,
+                                 MulFOp::create(ib, loc, xhat(ib, s), meanGX));
+              return insert(ib, MulFOp::create(ib, loc, r, rstd), t, at(s));
+            });
       });
-    if (gradWeight)
-      return loop1(nb, statBounds, out, [&](OpBuilder &ib, ValueRange s,
-                                            Value t) {
-        Value p = at(s)[paramDim];
-        Value g = MulFOp::create(ib, loc, extract(ib, dy, at(s)), xhat(ib, s));
-        return insert(ib, AddFOp::create(ib, loc, extract(ib, t, {p}), g), t,
-                      {p});
-      });
-    // dx = rstd * (g - mean(g) - xhat * mean(g * xhat)), g = dy * weight.
-    auto sums = reduce({fconst(nb, 0.0), fconst(nb, 0.0)},
-                       [&](OpBuilder &ib, ValueRange s, ValueRange acc) {
-                         Value g = MulFOp::create(ib, loc, extract(ib, dy, at(s)),
-                                                  param(ib, weight, s));
-                         Value gx = MulFOp::create(ib, loc, g, xhat(ib, s));
-                         return SmallVector<Value>{
-                             AddFOp::create(ib, loc, acc[0], g),
-                             AddFOp::create(ib, loc, acc[1], gx)};
-                       });
-    Value meanG = MulFOp::create(nb, loc, sums[0], inv);
-    Value meanGX = MulFOp::create(nb, loc, sums[1], inv);
-    return loop1(nb, statBounds, out, [&](OpBuilder &ib, ValueRange s,
-                                          Value t) {
-      Value g = MulFOp::create(ib, loc, extract(ib, dy, at(s)),
-                               param(ib, weight, s));
-      Value r = SubFOp::create(ib, loc, g, meanG);
-      r = SubFOp::create(ib, loc, r, MulFOp::create(ib, loc, xhat(ib, s), meanGX));
-      return insert(ib, MulFOp::create(ib, loc, r, rstd), t, at(s));
-    });
-  });
 }
 
 Value NNLowering::lowerCrossEntropy() {
@@ -583,32 +598,39 @@ Value NNLowering::lowerCrossEntropy() {
     return std::make_tuple(mx, sum, label);
   };
   if (!grad) {
-    Value total = loop1(b, {rows}, fconst(0.0), [&](OpBuilder &nb,
-                                                    ValueRange i, Value acc) {
-      auto [mx, sum, label] = stats(nb, i[0]);
-      Value lse = AddFOp::create(nb, loc, mx, math::LogOp::create(nb, loc, sum));
-      Value picked = extract(nb, logits, {i[0], label});
-      return AddFOp::create(nb, loc, acc, SubFOp::create(nb, loc, lse, picked));
-    });
+    Value total = loop1(
+        b, {rows}, fconst(0.0), [&](OpBuilder &nb, ValueRange i, Value acc) {
+          auto [mx, sum, label] = stats(nb, i[0]);
+          Value lse =
+              AddFOp::create(nb, loc, mx, math::LogOp::create(nb, loc, sum));
+          Value picked = extract(nb, logits, {i[0], label});
+          return AddFOp::create(nb, loc, acc,
+                                SubFOp::create(nb, loc, lse, picked));
+        });
     return insert(b, MulFOp::create(b, loc, total, scale), empty(resultType()),
                   {});
   }
-  return loop1(b, {rows}, empty(resultType()), [&](OpBuilder &nb,
-                                                   ValueRange i, Value out) {
-    auto [mx, sum, label] = stats(nb, i[0]);
-    return loop1(nb, {classes}, out, [&](OpBuilder &ib, ValueRange j,
-                                         Value t) {
-      Value v = extract(ib, logits, {i[0], j[0]});
-      Value p = DivFOp::create(
-          ib, loc, math::ExpOp::create(ib, loc, SubFOp::create(ib, loc, v, mx)),
-          sum);
-      Value hit = CmpIOp::create(ib, loc, CmpIPredicate::eq, j[0], label);
-      Value d = SubFOp::create(
-          ib, loc, p,
-          SelectOp::create(ib, loc, hit, fconst(ib, 1.0), fconst(ib, 0.0)));
-      return insert(ib, MulFOp::create(ib, loc, d, scale), t, {i[0], j[0]});
-    });
-  });
+  return loop1(
+      b, {rows}, empty(resultType()),
+      [&](OpBuilder &nb, ValueRange i, Value out) {
+        auto [mx, sum, label] = stats(nb, i[0]);
+        return loop1(
+            nb, {classes}, out, [&](OpBuilder &ib, ValueRange j, Value t) {
+              Value v = extract(ib, logits, {i[0], j[0]});
+              Value p = DivFOp::create(
+                  ib, loc,
+                  math::ExpOp::create(ib, loc, SubFOp::create(ib, loc, v, mx)),
+                  sum);
+              Value hit =
+                  CmpIOp::create(ib, loc, CmpIPredicate::eq, j[0], label);
+              Value d =
+                  SubFOp::create(ib, loc, p,
+                                 SelectOp::create(ib, loc, hit, fconst(ib, 1.0),
+                                                  fconst(ib, 0.0)));
+              return insert(ib, MulFOp::create(ib, loc, d, scale), t,
+                            {i[0], j[0]});
+            });
+      });
 }
 
 Value NNLowering::lowerEmbedding() {
@@ -616,11 +638,10 @@ Value NNLowering::lowerEmbedding() {
     int64_t vocab = shape(emb.getTable())[0];
     unsigned n = resultType().getRank();
     return indexed(0.0, {}, [&](OpBuilder &nb, ValueRange ivs, Value) -> Value {
-                     Value raw = extract(nb, emb.getIndices(), ivs.drop_back());
-                     Value row = checkedIndex(nb, raw, vocab,
-                                              "embedding: index out of range");
-                     return extract(nb, emb.getTable(), {row, ivs[n - 1]});
-                   });
+      Value raw = extract(nb, emb.getIndices(), ivs.drop_back());
+      Value row = checkedIndex(nb, raw, vocab, "embedding: index out of range");
+      return extract(nb, emb.getTable(), {row, ivs[n - 1]});
+    });
   }
   auto grad = cast<EmbeddingGradOp>(op);
   int64_t vocab = resultType().getDimSize(0);
@@ -657,7 +678,9 @@ Value NNLowering::lowerDropout(DropoutOp dropout) {
         auto c64 = [&](int64_t v) -> Value {
           return ConstantOp::create(nb, l, nb.getI64IntegerAttr(v));
         };
-        auto lo = [&](Value v) -> Value { return TruncIOp::create(nb, l, i32, v); };
+        auto lo = [&](Value v) -> Value {
+          return TruncIOp::create(nb, l, i32, v);
+        };
         auto hi = [&](Value v) -> Value {
           return TruncIOp::create(nb, l, i32,
                                   ShRUIOp::create(nb, l, v, c64(32)));
@@ -668,7 +691,8 @@ Value NNLowering::lowerDropout(DropoutOp dropout) {
           Value iv = IndexCastOp::create(nb, l, i64,
                                          linalg::IndexOp::create(nb, l, d));
           linear = AddIOp::create(
-              nb, l, MulIOp::create(nb, l, linear, c64(type.getDimSize(d))), iv);
+              nb, l, MulIOp::create(nb, l, linear, c64(type.getDimSize(d))),
+              iv);
         }
         Value c[4] = {lo(linear), hi(linear), lo(offset), hi(offset)};
         Value k0 = lo(seed), k1 = hi(seed);
@@ -711,7 +735,8 @@ Value NNLowering::lowerConv() {
   Value zero = fconst(0.0);
   auto fma = [&](OpBuilder &nb, Value acc, Value x, Value w, Value ok) {
     Value prod = MulFOp::create(nb, loc, x, w);
-    return AddFOp::create(nb, loc, acc, SelectOp::create(nb, loc, ok, prod, zero))
+    return AddFOp::create(nb, loc, acc,
+                          SelectOp::create(nb, loc, ok, prod, zero))
         .getResult();
   };
   auto andAll = [&](OpBuilder &nb, ArrayRef<Value> conds) {
@@ -724,46 +749,43 @@ Value NNLowering::lowerConv() {
     auto in = shape(conv.getInput()), w = shape(conv.getWeight());
     int64_t fPerGroup = w[0] / groups, cPerGroup = w[1];
     // (n, f, oh, ow | c, kh, kw)
-    return indexed(0.0, {cPerGroup, w[2], w[3]},
-                   [&](OpBuilder &nb, ValueRange iv, Value acc) {
-                     Value group = DivUIOp::create(nb, loc, iv[1],
-                                                   iconst(nb, fPerGroup));
-                     Value ci = AddIOp::create(
-                         nb, loc,
-                         MulIOp::create(nb, loc, group, iconst(nb, cPerGroup)),
-                         iv[4]);
-                     auto [ih, okH] = window(nb, iv[2], iv[5], strides[0],
-                                             dilation[0], padding[0], in[2]);
-                     auto [iw, okW] = window(nb, iv[3], iv[6], strides[1],
-                                             dilation[1], padding[1], in[3]);
-                     Value x = extract(nb, conv.getInput(), {iv[0], ci, ih, iw});
-                     Value wt = extract(nb, conv.getWeight(),
-                                        {iv[1], iv[4], iv[5], iv[6]});
-                     return fma(nb, acc, x, wt, andAll(nb, {okH, okW}));
-                   });
+    return indexed(
+        0.0, {cPerGroup, w[2], w[3]},
+        [&](OpBuilder &nb, ValueRange iv, Value acc) {
+          Value group = DivUIOp::create(nb, loc, iv[1], iconst(nb, fPerGroup));
+          Value ci = AddIOp::create(
+              nb, loc, MulIOp::create(nb, loc, group, iconst(nb, cPerGroup)),
+              iv[4]);
+          auto [ih, okH] = window(nb, iv[2], iv[5], strides[0], dilation[0],
+                                  padding[0], in[2]);
+          auto [iw, okW] = window(nb, iv[3], iv[6], strides[1], dilation[1],
+                                  padding[1], in[3]);
+          Value x = extract(nb, conv.getInput(), {iv[0], ci, ih, iw});
+          Value wt =
+              extract(nb, conv.getWeight(), {iv[1], iv[4], iv[5], iv[6]});
+          return fma(nb, acc, x, wt, andAll(nb, {okH, okW}));
+        });
   }
   if (auto grad = dyn_cast<Conv2DGradWeightOp>(op)) {
     auto in = shape(grad.getInput()), dy = shape(grad.getGrad());
     int64_t fPerGroup = resultType().getDimSize(0) / groups;
     int64_t cPerGroup = resultType().getDimSize(1);
     // (f, c, kh, kw | n, oh, ow)
-    return indexed(0.0, {dy[0], dy[2], dy[3]},
-                   [&](OpBuilder &nb, ValueRange iv, Value acc) {
-                     Value group = DivUIOp::create(nb, loc, iv[0],
-                                                   iconst(nb, fPerGroup));
-                     Value ci = AddIOp::create(
-                         nb, loc,
-                         MulIOp::create(nb, loc, group, iconst(nb, cPerGroup)),
-                         iv[1]);
-                     auto [ih, okH] = window(nb, iv[5], iv[2], strides[0],
-                                             dilation[0], padding[0], in[2]);
-                     auto [iw, okW] = window(nb, iv[6], iv[3], strides[1],
-                                             dilation[1], padding[1], in[3]);
-                     Value x = extract(nb, grad.getInput(), {iv[4], ci, ih, iw});
-                     Value g = extract(nb, grad.getGrad(),
-                                       {iv[4], iv[0], iv[5], iv[6]});
-                     return fma(nb, acc, x, g, andAll(nb, {okH, okW}));
-                   });
+    return indexed(
+        0.0, {dy[0], dy[2], dy[3]},
+        [&](OpBuilder &nb, ValueRange iv, Value acc) {
+          Value group = DivUIOp::create(nb, loc, iv[0], iconst(nb, fPerGroup));
+          Value ci = AddIOp::create(
+              nb, loc, MulIOp::create(nb, loc, group, iconst(nb, cPerGroup)),
+              iv[1]);
+          auto [ih, okH] = window(nb, iv[5], iv[2], strides[0], dilation[0],
+                                  padding[0], in[2]);
+          auto [iw, okW] = window(nb, iv[6], iv[3], strides[1], dilation[1],
+                                  padding[1], in[3]);
+          Value x = extract(nb, grad.getInput(), {iv[4], ci, ih, iw});
+          Value g = extract(nb, grad.getGrad(), {iv[4], iv[0], iv[5], iv[6]});
+          return fma(nb, acc, x, g, andAll(nb, {okH, okW}));
+        });
   }
   auto grad = cast<Conv2DGradInputOp>(op);
   auto dy = shape(grad.getGrad()), w = shape(grad.getWeight());
@@ -775,30 +797,29 @@ Value NNLowering::lowerConv() {
         nb, loc, AddIOp::create(nb, loc, i, iconst(nb, padding[dim])),
         MulIOp::create(nb, loc, k, iconst(nb, dilation[dim])));
     Value s = iconst(nb, strides[dim]);
-    Value exact = CmpIOp::create(nb, loc, CmpIPredicate::eq,
-                                 RemSIOp::create(nb, loc, num, s), iconst(nb, 0));
-    auto [o, ok] = clampIndex(nb, DivSIOp::create(nb, loc, num, s),
-                              dy[2 + dim]);
+    Value exact =
+        CmpIOp::create(nb, loc, CmpIPredicate::eq,
+                       RemSIOp::create(nb, loc, num, s), iconst(nb, 0));
+    auto [o, ok] =
+        clampIndex(nb, DivSIOp::create(nb, loc, num, s), dy[2 + dim]);
     Value nonNegative =
         CmpIOp::create(nb, loc, CmpIPredicate::sge, num, iconst(nb, 0));
     return std::make_pair(o, andAll(nb, {exact, ok, nonNegative}));
   };
-  return indexed(0.0, {fPerGroup, w[2], w[3]},
-                 [&](OpBuilder &nb, ValueRange iv, Value acc) {
-                   Value group =
-                       DivUIOp::create(nb, loc, iv[1], iconst(nb, cPerGroup));
-                   Value c = RemUIOp::create(nb, loc, iv[1],
-                                             iconst(nb, cPerGroup));
-                   Value f = AddIOp::create(
-                       nb, loc,
-                       MulIOp::create(nb, loc, group, iconst(nb, fPerGroup)),
-                       iv[4]);
-                   auto [oh, okH] = source(nb, iv[2], iv[5], 0);
-                   auto [ow, okW] = source(nb, iv[3], iv[6], 1);
-                   Value g = extract(nb, grad.getGrad(), {iv[0], f, oh, ow});
-                   Value wt = extract(nb, grad.getWeight(), {f, c, iv[5], iv[6]});
-                   return fma(nb, acc, g, wt, andAll(nb, {okH, okW}));
-                 });
+  return indexed(
+      0.0, {fPerGroup, w[2], w[3]},
+      [&](OpBuilder &nb, ValueRange iv, Value acc) {
+        Value group = DivUIOp::create(nb, loc, iv[1], iconst(nb, cPerGroup));
+        Value c = RemUIOp::create(nb, loc, iv[1], iconst(nb, cPerGroup));
+        Value f = AddIOp::create(
+            nb, loc, MulIOp::create(nb, loc, group, iconst(nb, fPerGroup)),
+            iv[4]);
+        auto [oh, okH] = source(nb, iv[2], iv[5], 0);
+        auto [ow, okW] = source(nb, iv[3], iv[6], 1);
+        Value g = extract(nb, grad.getGrad(), {iv[0], f, oh, ow});
+        Value wt = extract(nb, grad.getWeight(), {f, c, iv[5], iv[6]});
+        return fma(nb, acc, g, wt, andAll(nb, {okH, okW}));
+      });
 }
 
 Value NNLowering::lowerPool() {
@@ -833,48 +854,52 @@ Value NNLowering::lowerPool() {
   Value dy = op->getOperand(0);
   Value input = isa<MaxPool2DGradOp>(op) ? op->getOperand(1) : Value();
   auto in = resultType().getShape();
-  return loop1(b, shape(dy), filled(resultType(), 0.0), [&](OpBuilder &nb,
-                                                            ValueRange iv,
-                                                            Value t) {
-    Value g = extract(nb, dy, iv);
-    auto position = [&](OpBuilder &ib, ValueRange k) {
-      auto [ih, okH] = window(ib, iv[2], k[0], strides[0], 1, padding[0], in[2]);
-      auto [iw, okW] = window(ib, iv[3], k[1], strides[1], 1, padding[1], in[3]);
-      return std::make_tuple(ih, iw, AndIOp::create(ib, loc, okH, okW).getResult());
-    };
-    if (!input)
-      return loop1(nb, kernel, t, [&](OpBuilder &ib, ValueRange k, Value acc) {
-        auto [ih, iw, ok] = position(ib, k);
-        SmallVector<Value> at = {iv[0], iv[1], ih, iw};
-        Value add = MulFOp::create(ib, loc, g, fconst(ib, inv));
-        Value sum = AddFOp::create(ib, loc, extract(ib, acc, at), add);
-        Value v = SelectOp::create(ib, loc, ok, sum, extract(ib, acc, at));
-        return insert(ib, v, acc, at);
+  return loop1(
+      b, shape(dy), filled(resultType(), 0.0),
+      [&](OpBuilder &nb, ValueRange iv, Value t) {
+        Value g = extract(nb, dy, iv);
+        auto position = [&](OpBuilder &ib, ValueRange k) {
+          auto [ih, okH] =
+              window(ib, iv[2], k[0], strides[0], 1, padding[0], in[2]);
+          auto [iw, okW] =
+              window(ib, iv[3], k[1], strides[1], 1, padding[1], in[3]);
+          return std::make_tuple(ih, iw,
+                                 AndIOp::create(ib, loc, okH, okW).getResult());
+        };
+        if (!input)
+          return loop1(
+              nb, kernel, t, [&](OpBuilder &ib, ValueRange k, Value acc) {
+                auto [ih, iw, ok] = position(ib, k);
+                SmallVector<Value> at = {iv[0], iv[1], ih, iw};
+                Value add = MulFOp::create(ib, loc, g, fconst(ib, inv));
+                Value sum = AddFOp::create(ib, loc, extract(ib, acc, at), add);
+                Value v =
+                    SelectOp::create(ib, loc, ok, sum, extract(ib, acc, at));
+                return insert(ib, v, acc, at);
+              });
+        // The first position (row-major) holding the window's maximum.
+        auto best = loops(
+            nb, kernel, {fconst(nb, negInf), iconst(nb, -1), iconst(nb, -1)},
+            [&](OpBuilder &ib, ValueRange k, ValueRange acc) {
+              auto [ih, iw, ok] = position(ib, k);
+              Value x = extract(ib, input, {iv[0], iv[1], ih, iw});
+              Value better = AndIOp::create(
+                  ib, loc, ok,
+                  CmpFOp::create(ib, loc, CmpFPredicate::OGT, x, acc[0]));
+              // The first in-bounds position wins even at -inf.
+              Value none = CmpIOp::create(ib, loc, CmpIPredicate::slt, acc[1],
+                                          iconst(ib, 0));
+              better = OrIOp::create(ib, loc, better,
+                                     AndIOp::create(ib, loc, ok, none));
+              return SmallVector<Value>{
+                  SelectOp::create(ib, loc, better, x, acc[0]),
+                  SelectOp::create(ib, loc, better, ih, acc[1]),
+                  SelectOp::create(ib, loc, better, iw, acc[2])};
+            });
+        SmallVector<Value> at = {iv[0], iv[1], best[1], best[2]};
+        Value sum = AddFOp::create(nb, loc, extract(nb, t, at), g);
+        return insert(nb, sum, t, at);
       });
-    // The first position (row-major) holding the window's maximum.
-    auto best = loops(nb, kernel,
-                      {fconst(nb, negInf), iconst(nb, -1), iconst(nb, -1)},
-                      [&](OpBuilder &ib, ValueRange k, ValueRange acc) {
-                        auto [ih, iw, ok] = position(ib, k);
-                        Value x = extract(ib, input, {iv[0], iv[1], ih, iw});
-                        Value better = AndIOp::create(
-                            ib, loc, ok,
-                            CmpFOp::create(ib, loc, CmpFPredicate::OGT, x,
-                                           acc[0]));
-                        // The first in-bounds position wins even at -inf.
-                        Value none = CmpIOp::create(ib, loc, CmpIPredicate::slt,
-                                                    acc[1], iconst(ib, 0));
-                        better = OrIOp::create(ib, loc, better,
-                                               AndIOp::create(ib, loc, ok, none));
-                        return SmallVector<Value>{
-                            SelectOp::create(ib, loc, better, x, acc[0]),
-                            SelectOp::create(ib, loc, better, ih, acc[1]),
-                            SelectOp::create(ib, loc, better, iw, acc[2])};
-                      });
-    SmallVector<Value> at = {iv[0], iv[1], best[1], best[2]};
-    Value sum = AddFOp::create(nb, loc, extract(nb, t, at), g);
-    return insert(nb, sum, t, at);
-  });
 }
 
 Value NNLowering::lowerUpsample() {
@@ -882,21 +907,21 @@ Value NNLowering::lowerUpsample() {
   Value src = op->getOperand(0);
   if (isa<UpsampleNearest2DOp>(op))
     return indexed(0.0, {}, [&](OpBuilder &nb, ValueRange iv, Value) -> Value {
-                     Value h = DivUIOp::create(nb, loc, iv[2], iconst(nb, s));
-                     Value w = DivUIOp::create(nb, loc, iv[3], iconst(nb, s));
-                     return extract(nb, src, {iv[0], iv[1], h, w});
-                   });
+      Value h = DivUIOp::create(nb, loc, iv[2], iconst(nb, s));
+      Value w = DivUIOp::create(nb, loc, iv[3], iconst(nb, s));
+      return extract(nb, src, {iv[0], iv[1], h, w});
+    });
   // (n, c, h, w | a, b): sum of the s x s block.
-  return indexed(0.0, {s, s},
-                 [&](OpBuilder &nb, ValueRange iv, Value acc) -> Value {
-                   auto pos = [&](Value i, Value k) {
-                     return AddIOp::create(
-                         nb, loc, MulIOp::create(nb, loc, i, iconst(nb, s)), k);
-                   };
-                   Value g = extract(nb, src, {iv[0], iv[1], pos(iv[2], iv[4]),
-                                               pos(iv[3], iv[5])});
-                   return AddFOp::create(nb, loc, acc, g);
-                 });
+  return indexed(
+      0.0, {s, s}, [&](OpBuilder &nb, ValueRange iv, Value acc) -> Value {
+        auto pos = [&](Value i, Value k) {
+          return AddIOp::create(nb, loc,
+                                MulIOp::create(nb, loc, i, iconst(nb, s)), k);
+        };
+        Value g = extract(nb, src,
+                          {iv[0], iv[1], pos(iv[2], iv[4]), pos(iv[3], iv[5])});
+        return AddFOp::create(nb, loc, acc, g);
+      });
 }
 
 Value NNLowering::lowerConcatSlice() {
@@ -930,13 +955,14 @@ Value NNLowering::lowerConcatSlice() {
                     grad.getOffsets());
   auto slice = cast<SliceOp>(op);
   SmallVector<OpFoldResult> offs, szs, ones;
-  for (auto [o, s] : llvm::zip_equal(slice.getOffsets(), resultType().getShape())) {
+  for (auto [o, s] :
+       llvm::zip_equal(slice.getOffsets(), resultType().getShape())) {
     offs.push_back(b.getIndexAttr(o));
     szs.push_back(b.getIndexAttr(s));
     ones.push_back(b.getIndexAttr(1));
   }
-  Value view = tensor::ExtractSliceOp::create(b, loc, resultType(),
-                                              slice.getInput(), offs, szs, ones);
+  Value view = tensor::ExtractSliceOp::create(
+      b, loc, resultType(), slice.getInput(), offs, szs, ones);
   return linalg::CopyOp::create(b, loc, view, empty(resultType())).getResult(0);
 }
 
@@ -948,11 +974,11 @@ Value NNLowering::lower() {
   if (auto s = dyn_cast<SumOp>(op))
     return lowerReduce(s.getInput(), s.getDims(), 1.0);
   if (auto m = dyn_cast<MeanOp>(op))
-    return lowerReduce(m.getInput(), m.getDims(),
-                       static_cast<double>(resultType().getNumElements()) /
-                           static_cast<double>(
-                               cast<RankedTensorType>(m.getInput().getType())
-                                   .getNumElements()));
+    return lowerReduce(
+        m.getInput(), m.getDims(),
+        static_cast<double>(resultType().getNumElements()) /
+            static_cast<double>(cast<RankedTensorType>(m.getInput().getType())
+                                    .getNumElements()));
   if (auto bc = dyn_cast<BroadcastOp>(op))
     return lowerBroadcast(bc);
   if (isa<TanhOp, TanhGradOp, SigmoidOp, SigmoidGradOp, GeluOp, GeluGradOp,
@@ -963,22 +989,24 @@ Value NNLowering::lower() {
   if (auto c = dyn_cast<CastOp>(op)) {
     auto from = cast<FloatType>(c.getInput().getType().getElementType());
     bool widen = from.getWidth() < floatType().getWidth();
-    return elementwise(c.getInput(), [&](OpBuilder &nb, Location l,
-                                         ValueRange a) -> Value {
-      // f16 <-> bf16 meet in f32, which holds both exactly. f64 -> bf16
-      // also rounds through f32: the C runtime has no direct conversion, and
-      // the double rounding can differ from one rounding only on ties.
-      if (from.getWidth() == floatType().getWidth())
-        return TruncFOp::create(nb, l, floatType(),
-                                ExtFOp::create(nb, l, nb.getF32Type(), a[0]));
-      if (from.isF64() && floatType().isBF16())
-        return TruncFOp::create(
-            nb, l, floatType(),
-            TruncFOp::create(nb, l, nb.getF32Type(), a[0]));
-      if (widen)
-        return ExtFOp::create(nb, l, floatType(), a[0]);
-      return TruncFOp::create(nb, l, floatType(), a[0]);
-    });
+    return elementwise(c.getInput(),
+                       [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                         // f16 <-> bf16 meet in f32, which holds both exactly.
+                         // f64 -> bf16 also rounds through f32: the C runtime
+                         // has no direct conversion, and the double rounding
+                         // can differ from one rounding only on ties.
+                         if (from.getWidth() == floatType().getWidth())
+                           return TruncFOp::create(
+                               nb, l, floatType(),
+                               ExtFOp::create(nb, l, nb.getF32Type(), a[0]));
+                         if (from.isF64() && floatType().isBF16())
+                           return TruncFOp::create(
+                               nb, l, floatType(),
+                               TruncFOp::create(nb, l, nb.getF32Type(), a[0]));
+                         if (widen)
+                           return ExtFOp::create(nb, l, floatType(), a[0]);
+                         return TruncFOp::create(nb, l, floatType(), a[0]);
+                       });
   }
   if (auto t = dyn_cast<TransposeOp>(op))
     return linalg::TransposeOp::create(b, loc, t.getInput(),
@@ -988,8 +1016,8 @@ Value NNLowering::lower() {
     return lowerBatchMatmul(mm);
   if (isa<SoftmaxOp, SoftmaxGradOp, LogSoftmaxOp, LogSoftmaxGradOp>(op))
     return lowerRowwise();
-  if (isa<LayerNormOp, LayerNormGradInputOp, LayerNormGradWeightOp,
-          BatchNormOp, BatchNormGradInputOp, BatchNormGradWeightOp>(op))
+  if (isa<LayerNormOp, LayerNormGradInputOp, LayerNormGradWeightOp, BatchNormOp,
+          BatchNormGradInputOp, BatchNormGradWeightOp>(op))
     return lowerNorm();
   if (isa<CrossEntropyOp, CrossEntropyGradOp>(op))
     return lowerCrossEntropy();

@@ -60,9 +60,9 @@ std::vector<NodeId> remat::checkpointCandidates(const Graph &graph) {
     rebuildable[id] = 1;
     for (NodeId d : graph.deps(id)) {
       const Node &dep = graph.node(d);
-      bool stays = dep.argument || dep.output ||
-                   earlyUses(graph, d, training) <
-                       (int32_t)graph.users(d).size();
+      bool stays =
+          dep.argument || dep.output ||
+          earlyUses(graph, d, training) < (int32_t)graph.users(d).size();
       if (!rebuildable[d] && !stays)
         rebuildable[id] = 0;
     }

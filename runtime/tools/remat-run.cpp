@@ -19,12 +19,12 @@
 #include <cstdio>
 #include <cstring>
 #include <dlfcn.h>
-#include <unistd.h>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
-#include <optional>
+#include <unistd.h>
 #include <vector>
 
 namespace {

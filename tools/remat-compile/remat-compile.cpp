@@ -152,9 +152,9 @@ static void describeFill(func::FuncOp step, BlockArgument arg,
   }
   // Matmul weights are [in, out]; convolution weights [F, C, KH, KW];
   // embedding tables uniform in [-1, 1).
-  int64_t fanIn = type.getRank() == 2 ? type.getDimSize(0)
-                                      : type.getNumElements() /
-                                            type.getDimSize(0);
+  int64_t fanIn = type.getRank() == 2
+                      ? type.getDimSize(0)
+                      : type.getNumElements() / type.getDimSize(0);
   double bound = std::sqrt(6.0 / static_cast<double>(fanIn));
   for (Operation *user : arg.getUsers())
     if (isa<EmbeddingOp>(user))
@@ -494,9 +494,8 @@ static LogicalResult compile(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
     return failure();
   if (optLevel > 0)
     outlineLoopNests(*llvmModule, machine.get());
-  if (llvm::Error err =
-          makeOptimizingTransformer(optLevel, 0, machine.get())(
-              llvmModule.get())) {
+  if (llvm::Error err = makeOptimizingTransformer(optLevel, 0, machine.get())(
+          llvmModule.get())) {
     llvm::errs() << "remat-compile: LLVM optimization failed: "
                  << llvm::toString(std::move(err)) << "\n";
     return failure();

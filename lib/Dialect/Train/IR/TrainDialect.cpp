@@ -252,8 +252,9 @@ std::optional<unsigned> SgdUpdateOp::getInPlaceOperand() { return 0; }
 //===----------------------------------------------------------------------===//
 
 template <typename MatmulLikeOp>
-LogicalResult mlir::remat::train::buildMatmulAdjoint(
-    MatmulLikeOp op, OpBuilder &b, Value dy, SmallVectorImpl<Value> &grads) {
+LogicalResult
+mlir::remat::train::buildMatmulAdjoint(MatmulLikeOp op, OpBuilder &b, Value dy,
+                                       SmallVectorImpl<Value> &grads) {
   Location loc = op.getLoc();
   Value a = op.getLhs(), w = op.getRhs();
   bool ta = op.getTransposeLhs(), tb = op.getTransposeRhs();

@@ -337,8 +337,8 @@ LogicalResult TransposeOp::buildAdjoint(OpBuilder &b, Value dy,
   SmallVector<int64_t> inverse(perm.size());
   for (auto [i, p] : llvm::enumerate(perm))
     inverse[p] = i;
-  grads.push_back(TransposeOp::create(b, getLoc(), getInput().getType(), dy,
-                                      inverse));
+  grads.push_back(
+      TransposeOp::create(b, getLoc(), getInput().getType(), dy, inverse));
   return success();
 }
 
@@ -424,9 +424,9 @@ static LogicalResult verifyNorm(Operation *op, Value input, Value param,
   if (failed(expectRank(op, param, 1, what)))
     return failure();
   if (shapeOf(param)[0] != channels)
-    return op->emitOpError() << what << " size " << shapeOf(param)[0]
-                             << " differs from the normalized channels "
-                             << channels;
+    return op->emitOpError()
+           << what << " size " << shapeOf(param)[0]
+           << " differs from the normalized channels " << channels;
   return success();
 }
 
@@ -497,9 +497,8 @@ static LogicalResult verifyClassification(Operation *op, Value logits,
       failed(expectRank(op, labels, 1, "labels tensor [N]")))
     return failure();
   if (shapeOf(labels)[0] != shapeOf(logits)[0])
-    return op->emitOpError("has ")
-           << shapeOf(labels)[0] << " labels for " << shapeOf(logits)[0]
-           << " rows of logits";
+    return op->emitOpError("has ") << shapeOf(labels)[0] << " labels for "
+                                   << shapeOf(logits)[0] << " rows of logits";
   return success();
 }
 
@@ -541,8 +540,8 @@ int64_t EmbeddingGradOp::getFlops() {
 }
 LogicalResult EmbeddingOp::buildAdjoint(OpBuilder &b, Value dy,
                                         SmallVectorImpl<Value> &grads) {
-  grads.push_back(EmbeddingGradOp::create(b, getLoc(), getTable().getType(),
-                                          dy, getIndices()));
+  grads.push_back(EmbeddingGradOp::create(b, getLoc(), getTable().getType(), dy,
+                                          getIndices()));
   grads.push_back(Value());
   return success();
 }
@@ -606,8 +605,8 @@ static LogicalResult verifyConv(Operation *op, Value input, Value weight,
     int64_t size = in[2 + i] + 2 * g.padding[i] - span;
     if (size < 0)
       return op->emitOpError("kernel (extent ")
-             << span << ") larger than the padded input (" << in[2 + i] +
-                    2 * g.padding[i] << ")";
+             << span << ") larger than the padded input ("
+             << in[2 + i] + 2 * g.padding[i] << ")";
     out.push_back(size / g.strides[i] + 1);
   }
   return expectShape(op, output, out, "output");
@@ -691,8 +690,8 @@ LogicalResult AvgPool2DOp::verify() {
                     getPadding());
 }
 LogicalResult MaxPool2DGradOp::verify() {
-  if (failed(verifyPool(*this, getInput(), getGrad(), getKernel(),
-                        getStrides(), getPadding())))
+  if (failed(verifyPool(*this, getInput(), getGrad(), getKernel(), getStrides(),
+                        getPadding())))
     return failure();
   return success();
 }
@@ -700,7 +699,9 @@ LogicalResult AvgPool2DGradOp::verify() {
   return verifyPool(*this, getResult(), getGrad(), getKernel(), getStrides(),
                     getPadding());
 }
-static int64_t window(ArrayRef<int64_t> kernel) { return kernel[0] * kernel[1]; }
+static int64_t window(ArrayRef<int64_t> kernel) {
+  return kernel[0] * kernel[1];
+}
 int64_t MaxPool2DOp::getFlops() {
   return numel(getResult()) * window(getKernel());
 }
@@ -722,9 +723,9 @@ LogicalResult MaxPool2DOp::buildAdjoint(OpBuilder &b, Value dy,
 }
 LogicalResult AvgPool2DOp::buildAdjoint(OpBuilder &b, Value dy,
                                         SmallVectorImpl<Value> &grads) {
-  grads.push_back(AvgPool2DGradOp::create(b, getLoc(), getInput().getType(),
-                                          dy, getKernelAttr(),
-                                          getStridesAttr(), getPaddingAttr()));
+  grads.push_back(AvgPool2DGradOp::create(b, getLoc(), getInput().getType(), dy,
+                                          getKernelAttr(), getStridesAttr(),
+                                          getPaddingAttr()));
   return success();
 }
 
@@ -822,8 +823,8 @@ int64_t SliceOp::getFlops() { return numel(getResult()); }
 int64_t SliceGradOp::getFlops() { return numel(getResult()); }
 LogicalResult SliceOp::buildAdjoint(OpBuilder &b, Value dy,
                                     SmallVectorImpl<Value> &grads) {
-  grads.push_back(SliceGradOp::create(b, getLoc(), getInput().getType(), dy,
-                                      getOffsets()));
+  grads.push_back(
+      SliceGradOp::create(b, getLoc(), getInput().getType(), dy, getOffsets()));
   return success();
 }
 
