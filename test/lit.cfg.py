@@ -10,7 +10,7 @@ from lit.llvm import llvm_config
 config.name = "REMAT"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".test"]
-config.excludes = ["Inputs", "check-schedule.py", "check-e2e.py", "lit.cfg.py", "lit.site.cfg.py"]
+config.excludes = ["Inputs", "check-schedule.py", "check-e2e.py", "torch-oracle.py", "lit.cfg.py", "lit.site.cfg.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.remat_obj_root, "test")
 
@@ -28,3 +28,10 @@ llvm_config.add_tool_substitutions(
 # GPU execution tests need a CUDA driver; everything else runs anywhere.
 if shutil.which("nvidia-smi") and os.path.exists("/dev/nvidia0"):
     config.available_features.add("cuda-gpu")
+
+# The PyTorch exporter and oracle tests need Debian's python3-torch, which
+# utils/setup.sh installs.
+import subprocess
+if subprocess.run(["/usr/bin/python3", "-c", "import torch"],
+                  capture_output=True).returncode == 0:
+    config.available_features.add("torch")

@@ -319,13 +319,14 @@ struct Options {
   /// Central-difference step and relative tolerance of --grad-check; looser
   /// values check a model that rounds through f32 or narrower on the way.
   double gradEps = 1e-6, gradRtol = 1e-6;
-  std::string saveParams;
+  std::string saveParams, saveOutputs, inputsDir;
   std::map<std::string, std::string> inputs;
 };
 
 void usage() {
   std::fprintf(stderr, "usage: remat-run MANIFEST.json [--steps=N] [--seed=S] "
-                       "[--input=NAME=FILE]... [--save-params=FILE] "
+                       "[--input=NAME=FILE]... [--inputs-dir=DIR] "
+                       "[--save-params=FILE] [--save-outputs=FILE] "
                        "[--grad-check=K [--grad-eps=E] [--grad-rtol=R] "
                        "[--verbose]] [--json]\n");
 }
@@ -382,6 +383,10 @@ Options parseOptions(int argc, char **argv) {
       o.gradRtol = positive("--grad-rtol");
     else if (is("--save-params"))
       o.saveParams = value("--save-params");
+    else if (is("--save-outputs"))
+      o.saveOutputs = value("--save-outputs");
+    else if (is("--inputs-dir"))
+      o.inputsDir = value("--inputs-dir");
     else if (is("--input")) {
       std::string v = value("--input");
       size_t eq = v.find('=');
@@ -619,16 +624,24 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < m.arguments.size(); ++i) {
     const TensorSpec &t = m.arguments[i];
     auto it = opts.inputs.find(t.name);
-    if (it == opts.inputs.end()) {
+    // --inputs-dir=DIR reads NAME.bin for each argument that has one there
+    // (an exporter's weights); --input=NAME=FILE wins over it.
+    std::string file;
+    if (it != opts.inputs.end())
+      file = it->second;
+    else if (!opts.inputsDir.empty() && !t.name.empty() &&
+             std::ifstream(opts.inputsDir + "/" + t.name + ".bin").good())
+      file = opts.inputsDir + "/" + t.name + ".bin";
+    if (file.empty()) {
       fillDeterministic(t, step.argument(i), opts.seed, i);
       continue;
     }
-    std::ifstream in(it->second, std::ios::binary | std::ios::ate);
+    std::ifstream in(file, std::ios::binary | std::ios::ate);
     if (!in)
-      die("cannot open input file '" + it->second + "'");
+      die("cannot open input file '" + file + "'");
     size_t size = static_cast<size_t>(in.tellg());
     if (size != t.bytes())
-      die("input file '" + it->second + "' has " + std::to_string(size) +
+      die("input file '" + file + "' has " + std::to_string(size) +
           " bytes; argument '" + t.name + "' (" + describe(t) + ") needs " +
           std::to_string(t.bytes()));
     in.seekg(0);
@@ -637,6 +650,8 @@ int main(int argc, char **argv) {
 
   if (opts.gradCheck)
     return gradCheck(m, step, opts);
+  if (!opts.saveOutputs.empty() && m.results.size() < 2)
+    die("--save-outputs needs a step compiled with --return-gradients");
 
   std::vector<double> losses, times;
   int64_t measuredPeak = 0;
@@ -652,6 +667,15 @@ int main(int argc, char **argv) {
     if (hashOutputs) {
       for (size_t i = 1; i < m.results.size(); ++i)
         outputsHash = fnv1a(outputsHash, outputs[i], m.results[i].bytes());
+      // The last step's outputs (gradients), in result order.
+      if (!opts.saveOutputs.empty() && s + 1 == opts.steps) {
+        std::ofstream out(opts.saveOutputs, std::ios::binary);
+        for (size_t i = 1; i < m.results.size() && out; ++i)
+          out.write(static_cast<const char *>(outputs[i]),
+                    m.results[i].bytes());
+        if (!out)
+          die("cannot write '" + opts.saveOutputs + "'");
+      }
       step.releaseResults();
     }
     remat_rt_stats stats;

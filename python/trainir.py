@@ -24,6 +24,15 @@ def i64_array(values):
     return "array<i64" + (": " + ", ".join(map(str, values)) if values else "") + ">"
 
 
+def f64_attr(v):
+    """A float attribute MLIR parses: 1e-05 needs its decimal point."""
+    text = repr(float(v))
+    if "e" in text and "." not in text.split("e")[0]:
+        mantissa, exponent = text.split("e")
+        text = f"{mantissa}.0e{exponent}"
+    return f"{text} : f64"
+
+
 def broadcast_shape(a, b):
     rank = max(len(a), len(b))
     a = [1] * (rank - len(a)) + a
@@ -38,7 +47,10 @@ class Model:
 
     # Arguments ------------------------------------------------------------
     def _arg(self, name, shape, role, dtype):
-        value = Value("%" + name.replace(".", "_"), shape, dtype or self.dtype)
+        ssa = name.replace(".", "_")
+        if not (ssa[0].isalpha() or ssa[0] == "_"):
+            ssa = "p" + ssa  # %0_weight would read as a result number
+        value = Value("%" + ssa, shape, dtype or self.dtype)
         self.args.append(f'{value.name}: {value.type} '
                          f'{{train.role = "{role}", train.name = "{name}"}}')
         return value
@@ -107,7 +119,7 @@ class Model:
     def scale(self, x, factor):
         # A broadcast over no new dimension is a multiplication by a constant.
         return self._to("broadcast", x, x.shape, "scaled",
-                        [f"dims = {i64_array([])}", f"scale = {factor!r} : f64"])
+                        [f"dims = {i64_array([])}", f"scale = {f64_attr(factor)}"])
 
     def matmul(self, a, b, transpose_rhs=False):
         n = b.shape[0] if transpose_rhs else b.shape[1]
@@ -142,19 +154,39 @@ class Model:
         shape = [d for i, d in enumerate(x.shape) if i not in dims]
         return self._to("mean", x, shape, "mean", [f"dims = {i64_array(dims)}"])
 
-    def _norm(self, op, x, g, b, hint):
-        return self._emit(op, [x, g, b], [], lambda r: f"{x.type}, {g.type}",
+    def _norm(self, op, x, g, b, hint, eps):
+        attrs = [] if eps is None else [f"epsilon = {f64_attr(eps)}"]
+        return self._emit(op, [x, g, b], attrs, lambda r: f"{x.type}, {g.type}",
                           x.shape, hint)
 
-    def layer_norm(self, x, g, b):
-        return self._norm("layer_norm", x, g, b, "ln")
+    def layer_norm(self, x, g, b, eps=None):
+        return self._norm("layer_norm", x, g, b, "ln", eps)
 
-    def batch_norm(self, x, g, b):
-        return self._norm("batch_norm", x, g, b, "bn")
+    def batch_norm(self, x, g, b, eps=None):
+        return self._norm("batch_norm", x, g, b, "bn", eps)
+
+    def sub(self, a, b):
+        return self.binary("sub", a, b)
+
+    def div(self, a, b):
+        return self.binary("div", a, b)
+
+    def tanh(self, x):
+        return self._same("tanh", [x], "tanh")
+
+    def sigmoid(self, x):
+        return self._same("sigmoid", [x], "sigmoid")
+
+    def log_softmax(self, x):
+        return self._same("log_softmax", [x], "logsm")
+
+    def mse_loss(self, x, y):
+        return self._emit("mse_loss", [x, y], [], lambda r: f"{x.type} -> {r.type}",
+                          [], "loss")
 
     def dropout(self, x, seed, offset, probability):
         return self._emit("dropout", [x, seed, offset],
-                          [f"probability = {probability!r} : f64"],
+                          [f"probability = {f64_attr(probability)}"],
                           lambda r: x.type, x.shape, "dropped")
 
     def embedding(self, table, ids):
@@ -167,16 +199,21 @@ class Model:
                           lambda r: f"{logits.type}, {labels.type} -> {r.type}",
                           [], "loss")
 
-    def conv2d(self, x, w, stride=1, padding=0, groups=1):
+    def conv2d(self, x, w, stride=1, padding=0, groups=1, dilation=1):
+        pair = lambda v: list(v) if isinstance(v, (tuple, list)) else [v, v]
+        stride, padding, dilation = pair(stride), pair(padding), pair(dilation)
         n, _, h, wd = x.shape
         f, _, kh, kw = w.shape
-        out = [n, f, (h + 2 * padding - kh) // stride + 1,
-               (wd + 2 * padding - kw) // stride + 1]
+        out = [n, f,
+               (h + 2 * padding[0] - dilation[0] * (kh - 1) - 1) // stride[0] + 1,
+               (wd + 2 * padding[1] - dilation[1] * (kw - 1) - 1) // stride[1] + 1]
         attrs = []
-        if stride != 1:
-            attrs.append(f"strides = {i64_array([stride, stride])}")
-        if padding:
-            attrs.append(f"padding = {i64_array([padding, padding])}")
+        if stride != [1, 1]:
+            attrs.append(f"strides = {i64_array(stride)}")
+        if padding != [0, 0]:
+            attrs.append(f"padding = {i64_array(padding)}")
+        if dilation != [1, 1]:
+            attrs.append(f"dilation = {i64_array(dilation)}")
         if groups != 1:
             attrs.append(f"groups = {groups}")
         return self._emit("conv2d", [x, w], attrs,

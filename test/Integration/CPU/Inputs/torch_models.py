@@ -1,0 +1,25 @@
+# Modules for export-errors.test.
+import torch
+from torch import nn
+
+
+def Unsupported():
+    return nn.Sequential(nn.Linear(8, 8), nn.Softplus(), nn.Linear(8, 3))
+
+
+def ErfGelu():
+    return nn.Sequential(nn.Linear(8, 8), nn.GELU(), nn.Linear(8, 3))
+
+
+class Cumsum(nn.Module):
+    def forward(self, x):
+        return torch.cumsum(x, 1)
+
+
+def FunctionalOp():
+    return nn.Sequential(nn.Linear(8, 3), Cumsum())
+
+
+def Supported():
+    return nn.Sequential(nn.Linear(8, 16), nn.GELU(approximate="tanh"),
+                         nn.LayerNorm(16), nn.Linear(16, 3))

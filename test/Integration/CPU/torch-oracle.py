@@ -1,0 +1,143 @@
+#!/usr/bin/python3
+"""Gradient oracle: PyTorch's autograd against Remat, model by model.
+
+usage: torch-oracle.py --compile REMAT_COMPILE --run REMAT_RUN --out DIR
+                       [MODEL...]
+
+Each model of python/zoo.py is built in float64 with a fixed seed, exported
+with python/remat_export.py (weights, input and labels included), compiled
+with --return-gradients without a limit and at a limit below its peak, and run
+for one step on the exported data. The loss and every parameter gradient
+must match PyTorch's to a relative 1e-9 (float64; both sides sum in
+different orders), and the remat build must match the plain build bit for
+bit. Prints one line per model; exits non-zero if any fails.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import torch
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..")
+sys.path.insert(0, os.path.join(ROOT, "python"))
+import remat_export  # noqa: E402
+import zoo  # noqa: E402
+
+# name -> (module builder, input shape, a limit the model can meet)
+MODELS = {
+    "mlp": (lambda: zoo.mlp(layers=6, width=32, classes=10), [256, 32], "75%"),
+    "small_resnet": (lambda: zoo.small_resnet(width=4, classes=10),
+                     [16, 3, 16, 16], "90%"),
+}
+RTOL = 1e-9
+
+
+def build(a, name, out, limit):
+    src = os.path.join(out, "model.mlir")
+    lib = os.path.join(out, f"{name}-{limit or 'base'}.so")
+    cmd = [a.compile, "-O1", src, "-o", lib, "--return-gradients"]
+    if limit:
+        cmd.append(f"--memory-limit={limit}")
+    c = subprocess.run(cmd, capture_output=True, text=True)
+    if c.returncode:
+        raise RuntimeError("compile failed: " + c.stderr.strip())
+    grads = lib[:-3] + ".grads"
+    r = subprocess.run([a.run, lib[:-3] + ".json", "--steps=1", "--json",
+                        f"--inputs-dir={out}", f"--save-outputs={grads}"],
+                       capture_output=True, text=True)
+    if r.returncode:
+        raise RuntimeError("run failed: " + r.stderr.strip())
+    with open(lib[:-3] + ".json") as f:
+        manifest = json.load(f)
+    with open(grads, "rb") as f:
+        raw = f.read()
+    return json.loads(r.stdout), manifest, raw
+
+
+def split_grads(manifest, raw):
+    """Parameter name -> gradient array, from the manifest's result order."""
+    params = [t["name"] for t in manifest["arguments"] if t["role"] == "param"]
+    out, at = {}, 0
+    for res in manifest["results"][1:]:
+        n = int(np.prod(res["shape"])) if res["shape"] else 1
+        data = np.frombuffer(raw, dtype=np.float64, count=n, offset=at)
+        at += 8 * n
+        out[params[res["param"]]] = data.reshape(res["shape"])
+    return out
+
+
+def check(a, name):
+    builder, shape, limit = MODELS[name]
+    torch.manual_seed(0)
+    module = builder().double().train()
+    example = torch.randn(shape, dtype=torch.float64)
+    with torch.no_grad():
+        classes = module(example).shape[-1]
+    labels = torch.randint(0, classes, shape[:1])
+    out = os.path.join(a.out, name)
+    remat_export.export_to(module, example, labels, "cross_entropy", out)
+    # The exporter ran the model once (shape propagation); batch norm in
+    # training mode uses batch statistics, so that run changes nothing here.
+    module.zero_grad()
+    loss = torch.nn.functional.cross_entropy(module(example), labels)
+    loss.backward()
+
+    base, manifest, raw = build(a, name, out, None)
+    grads = split_grads(manifest, raw)
+    errors = []
+    ours = base["losses"][0]
+    if abs(ours - loss.item()) > RTOL * abs(loss.item()):
+        errors.append(f"loss {ours} vs PyTorch {loss.item()}")
+    worst = 0.0
+    # A gradient that is zero in exact arithmetic (a convolution bias before
+    # a batch norm) is rounding noise on both sides: errors are relative to
+    # the parameter's own gradient or to a 1e-3 share of the model's largest.
+    largest = max(float(p.grad.abs().max()) for p in module.parameters())
+    for pname, p in module.named_parameters():
+        if pname not in grads:
+            errors.append(f"no gradient for {pname}")
+            continue
+        ref = p.grad.numpy()
+        scale = max(float(np.abs(ref).max()), 1e-3 * largest)
+        err = float(np.abs(grads[pname] - ref).max()) / scale
+        worst = max(worst, err)
+        if err > RTOL:
+            errors.append(f"gradient of {pname}: relative error {err:.3g} "
+                          f"(largest entry {float(np.abs(ref).max()):.3g})")
+    remat, _, remat_raw = build(a, name, out, limit)
+    if remat_raw != raw or remat["losses"] != base["losses"]:
+        errors.append(f"the build at {limit} differs from the plain build")
+    if remat["measured_peak_bytes"] >= base["measured_peak_bytes"]:
+        errors.append(f"the build at {limit} does not lower the peak")
+    if errors:
+        return f"{name}: FAILED: " + "; ".join(errors)
+    return (f"{name}: loss and {len(grads)} gradients match PyTorch (worst "
+            f"relative error {worst:.1e}); at {limit}: peak "
+            f"{base['measured_peak_bytes']} -> {remat['measured_peak_bytes']} "
+            f"bytes, bitwise identical")
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--compile", required=True)
+    p.add_argument("--run", required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("models", nargs="*")
+    a = p.parse_args()
+    torch.set_num_threads(1)
+    failed = 0
+    for name in a.models or MODELS:
+        try:
+            line = check(a, name)
+        except (RuntimeError, remat_export.ExportError) as e:
+            line = f"{name}: FAILED: {e}"
+        failed += "FAILED" in line
+        print(line, flush=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
