@@ -15,8 +15,8 @@ input `x` and for the labels `y`.
 An op the exporter does not know stops it with an error that names the op
 and the source line; nothing is dropped. Batch norm is exported in training
 mode (batch statistics, running averages not kept: nothing in a step reads
-them). GELU must be the tanh approximation (`nn.GELU(approximate="tanh")`),
-the one the dialect has.
+them). GELU must be the exact (erf) form, PyTorch's default: the tanh
+approximation is refused, not silently replaced.
 """
 import argparse
 import math
@@ -29,6 +29,7 @@ import torch.fx
 from torch.fx.passes.shape_prop import ShapeProp
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import remat_ops  # noqa: E402
 import trainir  # noqa: E402
 
 DTYPES = {torch.float16: "f16", torch.bfloat16: "bf16", torch.float32: "f32",
@@ -82,7 +83,10 @@ class Exporter:
     def export(self):
         tracer = torch.fx.Tracer()
         tracer.record_stack_traces = True  # for errors that name the line
-        graph = torch.fx.GraphModule(self.module, tracer.trace(self.module))
+        try:
+            graph = torch.fx.GraphModule(self.module, tracer.trace(self.module))
+        except Exception as e:  # torch.fx raises several kinds
+            raise ExportError(f"torch.fx cannot trace the model: {e}") from e
         ShapeProp(graph).propagate(self.example)
         x = self.m.input("x", list(self.example.shape), DTYPES[self.example.dtype])
         out = None
@@ -90,6 +94,10 @@ class Exporter:
             if node.op == "placeholder":
                 self.values[node] = x
             elif node.op == "get_attr":
+                if node.target not in dict(self.module.named_parameters()):
+                    raise ExportError(f"'{node.target}' is a buffer or constant "
+                                      f"the step would read{_where(node)}: only "
+                                      "parameters are supported")
                 self.values[node] = self.param(node.target)
             elif node.op == "call_module":
                 self.values[node] = self.call_module(node)
@@ -161,10 +169,10 @@ class Exporter:
         if isinstance(mod, nn.ReLU):
             return self.m.relu(x)
         if isinstance(mod, nn.GELU):
-            if mod.approximate != "tanh":
+            if mod.approximate != "none":
                 raise ExportError(f"GELU '{node.target}' with approximate="
-                                  f"'{mod.approximate}': the dialect has the tanh "
-                                  "approximation; use nn.GELU(approximate='tanh')")
+                                  f"'{mod.approximate}': the dialect has the exact "
+                                  "(erf) form; use nn.GELU()")
             return self.m.gelu(x)
         if isinstance(mod, nn.Tanh):
             return self.m.tanh(x)
@@ -179,18 +187,28 @@ class Exporter:
         if isinstance(mod, (nn.MaxPool2d, nn.AvgPool2d)):
             return self.pool(node, mod, x)
         if isinstance(mod, nn.AdaptiveAvgPool2d):
-            size = mod.output_size
-            if size not in (1, (1, 1)):
-                raise ExportError(f"AdaptiveAvgPool2d '{node.target}' to {size}: "
-                                  "only global pooling (1, 1)")
-            n, c = x.shape[:2]
-            return self.m.reshape(self.m.mean(x, [2, 3]), [n, c, 1, 1])
+            return self.adaptive_pool(node, x, mod.output_size)
         if isinstance(mod, nn.Embedding):
             return self.m.embedding(p("weight"), x)
         if isinstance(mod, nn.Upsample):
             return self.upsample(node, mod.scale_factor, mod.mode)
         raise ExportError(f"unsupported module {type(mod).__name__} "
                           f"('{node.target}'){_where(node)}")
+
+    def adaptive_pool(self, node, x, size):
+        """Global pooling, identity, or an exact average pool."""
+        out = list(size) if isinstance(size, (tuple, list)) else [size, size]
+        n, c, h, w = x.shape
+        if out == [1, 1]:
+            return self.m.reshape(self.m.mean(x, [2, 3]), [n, c, 1, 1])
+        if out == [h, w]:
+            return x
+        if h % out[0] == 0 and w % out[1] == 0 and h // out[0] == w // out[1]:
+            k = h // out[0]
+            return self.m.avg_pool2d(x, k, k)
+        raise ExportError(f"adaptive average pooling from {h}x{w} to {out}"
+                          f"{_where(node)}: only global, identity or an even "
+                          "square split")
 
     def pool(self, node, mod, x):
         one = lambda v: v if isinstance(v, int) else (v[0] if len(set(v)) == 1 else None)
@@ -237,8 +255,9 @@ class Exporter:
         if t in (torch.sigmoid, "sigmoid"):
             return self.m.sigmoid(self.arg(args[0]))
         if t is F.gelu:
-            if node.kwargs.get("approximate", "none") != "tanh":
-                raise ExportError(f"gelu without approximate='tanh'{_where(node)}")
+            if node.kwargs.get("approximate", "none") != "none":
+                raise ExportError(f"gelu with approximate='tanh'{_where(node)}: "
+                                  "the dialect has the exact (erf) form")
             return self.m.gelu(self.arg(args[0]))
         if t in (torch.flatten, "flatten"):
             start = args[1] if len(args) > 1 else node.kwargs.get("start_dim", 0)
@@ -267,6 +286,10 @@ class Exporter:
                                   "last dimension")
             log = t in (F.log_softmax, "log_softmax")
             return self.m.log_softmax(x) if log else self.m.softmax(x)
+        if t is remat_ops.causal_mask:
+            return self.m.causal_mask(self.arg(args[0]))
+        if t is F.adaptive_avg_pool2d:
+            return self.adaptive_pool(node, self.arg(args[0]), args[1])
         if t in (torch.matmul, operator.matmul, torch.bmm):
             return self.matmul(node)
         if t is torch.cat:

@@ -3,8 +3,15 @@
 Each function returns a fresh nn.Module; sizes are arguments so that tests
 use CI-sized shapes and benches realistic ones.
 """
+import math
+import os
+import sys
+
 import torch
 from torch import nn
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import remat_ops  # noqa: E402
 
 
 def mlp(layers=4, width=32, classes=10):
@@ -40,3 +47,105 @@ def small_resnet(width=8, classes=10):
         nn.MaxPool2d(2, 2),
         BasicBlock(width, width, 1), BasicBlock(width, 2 * width, 2),
         nn.AdaptiveAvgPool2d((1, 1)), nn.Flatten(), nn.Linear(2 * width, classes))
+
+
+class CausalSelfAttention(nn.Module):
+    # Shapes are static attributes: torch.fx traces without concrete sizes.
+    def __init__(self, width, heads, seq):
+        super().__init__()
+        self.width, self.heads, self.seq = width, heads, seq
+        self.q, self.k, self.v = (nn.Linear(width, width) for _ in range(3))
+        self.proj = nn.Linear(width, width)
+
+    def forward(self, x):
+        t, c, h = self.seq, self.width, self.heads
+        d = c // h
+
+        def split(y):  # [b, t, c] -> [b*h, t, d]
+            return y.reshape(-1, t, h, d).transpose(1, 2).reshape(-1, t, d)
+
+        q, k, v = split(self.q(x)), split(self.k(x)), split(self.v(x))
+        att = torch.matmul(q, k.transpose(1, 2)) * (1.0 / math.sqrt(d))
+        att = remat_ops.causal_mask(att).softmax(dim=-1)
+        y = torch.matmul(att, v).reshape(-1, h, t, d).transpose(1, 2)
+        return self.proj(y.reshape(-1, t, c))
+
+
+class Block(nn.Module):
+    def __init__(self, width, heads, seq):
+        super().__init__()
+        self.ln1, self.ln2 = nn.LayerNorm(width), nn.LayerNorm(width)
+        self.attn = CausalSelfAttention(width, heads, seq)
+        self.fc = nn.Linear(width, 4 * width)
+        self.act = nn.GELU()
+        self.fc2 = nn.Linear(4 * width, width)
+
+    def forward(self, x):
+        x = x + self.attn(self.ln1(x))
+        return x + self.fc2(self.act(self.fc(self.ln2(x))))
+
+
+class GPT(nn.Module):
+    """GPT-2 layout: token and position embeddings, pre-norm blocks, a final
+    layer norm and a vocabulary head; returns [batch*seq, vocab] logits."""
+
+    def __init__(self, layers=2, width=32, heads=2, seq=16, vocab=64):
+        super().__init__()
+        self.wte = nn.Embedding(vocab, width)
+        self.wpe = nn.Parameter(torch.randn(seq, width) * 0.02)
+        self.blocks = nn.Sequential(*(Block(width, heads, seq) for _ in range(layers)))
+        self.ln = nn.LayerNorm(width)
+        self.head = nn.Linear(width, vocab, bias=False)
+        self.vocab = vocab
+
+    def forward(self, ids):
+        x = self.ln(self.blocks(self.wte(ids) + self.wpe))
+        return self.head(x).reshape(-1, self.vocab)
+
+
+def gpt(layers=2, width=32, heads=2, seq=16, vocab=64):
+    return GPT(layers, width, heads, seq, vocab)
+
+
+class UNet(nn.Module):
+    """Encoder levels of two conv-BN-ReLU and a max pool, a bottleneck,
+    decoder levels that upsample, concatenate the skip and convolve; returns
+    per-pixel logits as [batch*height*width, classes]."""
+
+    def __init__(self, depth=2, width=4, channels=3, classes=4):
+        super().__init__()
+
+        def double(cin, cout):
+            return nn.Sequential(
+                nn.Conv2d(cin, cout, 3, padding=1, bias=False), nn.BatchNorm2d(cout),
+                nn.ReLU(), nn.Conv2d(cout, cout, 3, padding=1, bias=False),
+                nn.BatchNorm2d(cout), nn.ReLU())
+
+        self.down, cin, w = nn.ModuleList(), channels, width
+        for _ in range(depth):
+            self.down.append(double(cin, w))
+            cin, w = w, 2 * w
+        self.bottom = double(cin, w)
+        self.up = nn.ModuleList()
+        for _ in range(depth):
+            self.up.append(double(w + w // 2, w // 2))
+            w //= 2
+        self.pool = nn.MaxPool2d(2, 2)
+        self.upsample = nn.Upsample(scale_factor=2, mode="nearest")
+        self.head = nn.Conv2d(w, classes, 1)
+        self.classes = classes
+
+    def forward(self, x):
+        skips = []
+        for level in self.down:
+            x = level(x)
+            skips.append(x)
+            x = self.pool(x)
+        x = self.bottom(x)
+        for level, skip in zip(self.up, reversed(skips)):
+            x = level(torch.cat([skip, self.upsample(x)], 1))
+        return self.head(x).permute(0, 2, 3, 1).reshape(-1, self.classes)
+
+
+def unet(depth=2, width=4, channels=3, classes=4):
+    return UNet(depth, width, channels, classes)

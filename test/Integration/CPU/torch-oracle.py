@@ -26,11 +26,15 @@ sys.path.insert(0, os.path.join(ROOT, "python"))
 import remat_export  # noqa: E402
 import zoo  # noqa: E402
 
-# name -> (module builder, input shape, a limit the model can meet)
+# name -> (module builder, input shape, a limit the model can meet, and the
+# vocabulary when the input is token ids)
 MODELS = {
-    "mlp": (lambda: zoo.mlp(layers=6, width=32, classes=10), [256, 32], "75%"),
+    "mlp": (lambda: zoo.mlp(layers=6, width=32, classes=10), [256, 32], "75%", 0),
     "small_resnet": (lambda: zoo.small_resnet(width=4, classes=10),
-                     [16, 3, 16, 16], "90%"),
+                     [16, 3, 16, 16], "90%", 0),
+    "unet": (lambda: zoo.unet(depth=2, width=4), [2, 3, 16, 16], "75%", 0),
+    "gpt": (lambda: zoo.gpt(layers=2, width=32, heads=2, seq=16, vocab=64),
+            [8, 16], "75%", 64),
 }
 RTOL = 1e-9
 
@@ -70,13 +74,16 @@ def split_grads(manifest, raw):
 
 
 def check(a, name):
-    builder, shape, limit = MODELS[name]
+    builder, shape, limit, vocab = MODELS[name]
     torch.manual_seed(0)
     module = builder().double().train()
-    example = torch.randn(shape, dtype=torch.float64)
+    if vocab:
+        example = torch.randint(0, vocab, shape)
+    else:
+        example = torch.randn(shape, dtype=torch.float64)
     with torch.no_grad():
-        classes = module(example).shape[-1]
-    labels = torch.randint(0, classes, shape[:1])
+        logits = module(example)
+    labels = torch.randint(0, logits.shape[-1], logits.shape[:1])
     out = os.path.join(a.out, name)
     remat_export.export_to(module, example, labels, "cross_entropy", out)
     # The exporter ran the model once (shape propagation); batch norm in
