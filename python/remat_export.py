@@ -174,6 +174,8 @@ class Exporter:
                                   f"'{mod.approximate}': the dialect has the exact "
                                   "(erf) form; use nn.GELU()")
             return self.m.gelu(x)
+        if isinstance(mod, nn.Hardtanh):  # ReLU6 is one
+            return self.m.clamp(x, mod.min_val, mod.max_val)
         if isinstance(mod, nn.Tanh):
             return self.m.tanh(x)
         if isinstance(mod, nn.Sigmoid):
@@ -203,12 +205,15 @@ class Exporter:
             return self.m.reshape(self.m.mean(x, [2, 3]), [n, c, 1, 1])
         if out == [h, w]:
             return x
+        if out[0] % h == 0 and out[1] % w == 0 and out[0] // h == out[1] // w:
+            # Each output cell averages the one input cell it falls in.
+            return self.m.upsample(x, out[0] // h)
         if h % out[0] == 0 and w % out[1] == 0 and h // out[0] == w // out[1]:
             k = h // out[0]
             return self.m.avg_pool2d(x, k, k)
         raise ExportError(f"adaptive average pooling from {h}x{w} to {out}"
-                          f"{_where(node)}: only global, identity or an even "
-                          "square split")
+                          f"{_where(node)}: only global, identity, an even "
+                          "square split or an integer replication")
 
     def pool(self, node, mod, x):
         one = lambda v: v if isinstance(v, int) else (v[0] if len(set(v)) == 1 else None)
@@ -250,6 +255,17 @@ class Exporter:
             return self.binary("div", node)
         if t in (torch.relu, F.relu, "relu"):
             return self.m.relu(self.arg(args[0]))
+        if t in (torch.clamp, "clamp", F.relu6, F.hardtanh):
+            lo, hi = (0.0, 6.0) if t is F.relu6 else (-1.0, 1.0)
+            rest = list(args[1:3])
+            if t in (torch.clamp, "clamp"):
+                lo = rest[0] if rest else node.kwargs.get("min")
+                hi = rest[1] if len(rest) > 1 else node.kwargs.get("max")
+            elif t is F.hardtanh and rest:
+                lo, hi = rest[0], rest[1] if len(rest) > 1 else hi
+            if not isinstance(lo, (int, float)) or not isinstance(hi, (int, float)):
+                raise ExportError(f"clamp without both constant bounds{_where(node)}")
+            return self.m.clamp(self.arg(args[0]), lo, hi)
         if t in (torch.tanh, "tanh"):
             return self.m.tanh(self.arg(args[0]))
         if t in (torch.sigmoid, "sigmoid"):

@@ -171,6 +171,10 @@ class Model:
     def div(self, a, b):
         return self.binary("div", a, b)
 
+    def clamp(self, x, lo, hi):
+        return self._same("clamp", [x], "clamped",
+                          [f"min = {f64_attr(lo)}", f"max = {f64_attr(hi)}"])
+
     def tanh(self, x):
         return self._same("tanh", [x], "tanh")
 

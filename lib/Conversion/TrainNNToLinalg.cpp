@@ -315,6 +315,19 @@ Value NNLowering::lowerUnary() {
                             fconst(nb, 0.5))
           .getResult();
     };
+    if (auto clamp = dyn_cast<ClampOp>(op)) {
+      Value lo = fconst(nb, clamp.getMin().convertToDouble());
+      Value hi = fconst(nb, clamp.getMax().convertToDouble());
+      return MinimumFOp::create(nb, l, MaximumFOp::create(nb, l, a[0], lo), hi);
+    }
+    if (auto grad = dyn_cast<ClampGradOp>(op)) {
+      Value lo = fconst(nb, grad.getMin().convertToDouble());
+      Value hi = fconst(nb, grad.getMax().convertToDouble());
+      Value inside = AndIOp::create(
+          nb, l, CmpFOp::create(nb, l, CmpFPredicate::OGT, a[1], lo),
+          CmpFOp::create(nb, l, CmpFPredicate::OLT, a[1], hi));
+      return SelectOp::create(nb, l, inside, a[0], fconst(nb, 0.0));
+    }
     if (isa<TanhOp>(op))
       return math::TanhOp::create(nb, l, a[0]);
     if (isa<TanhGradOp>(op)) {
@@ -981,8 +994,8 @@ Value NNLowering::lower() {
                                     .getNumElements()));
   if (auto bc = dyn_cast<BroadcastOp>(op))
     return lowerBroadcast(bc);
-  if (isa<TanhOp, TanhGradOp, SigmoidOp, SigmoidGradOp, GeluOp, GeluGradOp,
-          CausalMaskOp, CausalMaskGradOp, DivRhsGradOp>(op))
+  if (isa<ClampOp, ClampGradOp, TanhOp, TanhGradOp, SigmoidOp, SigmoidGradOp,
+          GeluOp, GeluGradOp, CausalMaskOp, CausalMaskGradOp, DivRhsGradOp>(op))
     return lowerUnary();
   if (auto r = dyn_cast<ReshapeOp>(op))
     return lowerReshape(r);

@@ -431,3 +431,11 @@ func.func @dropout_without_seed(%x: tensor<4xf32>) {
   %0 = train.dropout %x {probability = 0.5 : f64} : tensor<4xf32>
   return
 }
+
+// -----
+
+func.func @clamp_empty_range(%a: tensor<3x4xf32>) {
+  // expected-error @+1 {{'train.clamp' op needs min < max, got [6.000000e+00, 0.000000e+00]}}
+  %0 = train.clamp %a {min = 6.0 : f64, max = 0.0 : f64} : tensor<3x4xf32>
+  return
+}

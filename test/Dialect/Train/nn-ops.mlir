@@ -29,6 +29,10 @@ func.func @nn(%x: tensor<2x4x6x6xf32>, %w: tensor<8x2x3x3xf32>, %c: tensor<8x1x1
   %7 = train.mean %t {dims = array<i64: 2>} : tensor<2x8x16xf32> -> tensor<2x8xf32>
   // CHECK-NEXT: %{{[a-z0-9]+}} = train.broadcast %{{[a-z0-9]+}} {dims = array<i64: 0, 1>, scale = 5.000000e-01 : f64} : tensor<16xf32> -> tensor<2x8x16xf32>
   %8 = train.broadcast %6 {dims = array<i64: 0, 1>, scale = 5.000000e-01 : f64} : tensor<16xf32> -> tensor<2x8x16xf32>
+  // CHECK-NEXT: %{{[a-z0-9]+}} = train.clamp %{{[a-z0-9]+}} {max = 6.000000e+00 : f64, min = 0.000000e+00 : f64} : tensor<2x8x16xf32>
+  %c6 = train.clamp %t {min = 0.0 : f64, max = 6.0 : f64} : tensor<2x8x16xf32>
+  // CHECK-NEXT: %{{[a-z0-9]+}} = train.clamp_grad %{{[a-z0-9]+}}, %{{[a-z0-9]+}} {max = 6.000000e+00 : f64, min = 0.000000e+00 : f64} : tensor<2x8x16xf32>
+  %c6g = train.clamp_grad %t, %c6 {min = 0.0 : f64, max = 6.0 : f64} : tensor<2x8x16xf32>
   // CHECK-NEXT: %{{[a-z0-9]+}} = train.tanh %{{[a-z0-9]+}} : tensor<2x8x16xf32>
   %9 = train.tanh %t : tensor<2x8x16xf32>
   // CHECK-NEXT: %{{[a-z0-9]+}} = train.tanh_grad %{{[a-z0-9]+}}, %{{[a-z0-9]+}} : tensor<2x8x16xf32>

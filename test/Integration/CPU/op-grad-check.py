@@ -50,6 +50,9 @@ for op in ("sum", "mean"):
     case(op, [("x", [3, 4, 5])],
          [f"%r = train.{op} %x {{dims = array<i64: 0, 2>}} : {t([3, 4, 5])} -> {t([4])}"],
          "%r", [4])
+case("clamp", [("x", [4, 6])],
+     [f"%r = train.clamp %x {{min = -0.5 : f64, max = 0.5 : f64}} : {t([4, 6])}"],
+     "%r", [4, 6])
 for op in ("tanh", "sigmoid", "gelu", "relu"):
     case(op, [("x", [4, 6])], [f"%r = train.{op} %x : {t([4, 6])}"], "%r",
          [4, 6])

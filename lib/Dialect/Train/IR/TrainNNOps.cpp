@@ -258,6 +258,22 @@ int64_t TanhOp::getFlops() { return 4 * numel(getResult()); }
 int64_t TanhGradOp::getFlops() { return 3 * numel(getResult()); }
 int64_t SigmoidOp::getFlops() { return 4 * numel(getResult()); }
 int64_t SigmoidGradOp::getFlops() { return 3 * numel(getResult()); }
+LogicalResult ClampOp::verify() {
+  if (!(getMin().convertToDouble() < getMax().convertToDouble()))
+    return emitOpError("needs min < max, got [")
+           << getMin().convertToDouble() << ", " << getMax().convertToDouble()
+           << "]";
+  return success();
+}
+int64_t ClampOp::getFlops() { return 2 * numel(getResult()); }
+int64_t ClampGradOp::getFlops() { return 2 * numel(getResult()); }
+LogicalResult ClampOp::buildAdjoint(OpBuilder &b, Value dy,
+                                    SmallVectorImpl<Value> &grads) {
+  grads.push_back(ClampGradOp::create(b, getLoc(), dy, getResult(),
+                                      getMinAttr(), getMaxAttr()));
+  return success();
+}
+
 int64_t GeluOp::getFlops() { return 8 * numel(getResult()); }
 int64_t GeluGradOp::getFlops() { return 12 * numel(getResult()); }
 
@@ -837,6 +853,7 @@ LogicalResult SliceOp::buildAdjoint(OpBuilder &b, Value dy,
                                  SmallVectorImpl<Value> &) {                   \
     return notDifferentiable(*this);                                           \
   }
+REMAT_NOT_DIFFERENTIABLE(ClampGradOp)
 REMAT_NOT_DIFFERENTIABLE(TanhGradOp)
 REMAT_NOT_DIFFERENTIABLE(SigmoidGradOp)
 REMAT_NOT_DIFFERENTIABLE(GeluGradOp)

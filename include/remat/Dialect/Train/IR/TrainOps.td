@@ -229,6 +229,34 @@ class Train_UnaryGradOp<string mnemonic, string of, string saved>
   let assemblyFormat = "$grad `,` $saved attr-dict `:` type($grad)";
 }
 
+def Train_ClampOp : Train_ComputeOp<"clamp", [SameOperandsAndResultType]> {
+  let summary = "Limits every element to [min, max]";
+  let description = [{
+    `min(max(x, min), max)`; ReLU6 is `min = 0.0, max = 6.0`. The gradient
+    reads the output, like relu's, so the input need not be kept.
+
+    ```mlir
+    %h = train.clamp %x {min = 0.0 : f64, max = 6.0 : f64} : tensor<8x32xf32>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$input, F64Attr:$min, F64Attr:$max);
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+def Train_ClampGradOp : Train_ComputeOp<"clamp_grad",
+    [SameOperandsAndResultType]> {
+  let summary = "Gradient of clamp, from its output";
+  let description = [{
+    `result = grad if min < output < max else 0` (PyTorch's rule: no
+    gradient at the bounds).
+  }];
+  let arguments = (ins Train_FloatTensor:$grad, Train_FloatTensor:$output,
+                       F64Attr:$min, F64Attr:$max);
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat = "$grad `,` $output attr-dict `:` type($grad)";
+}
+
 def Train_TanhOp : Train_UnaryOp<"tanh", "Hyperbolic tangent">;
 def Train_TanhGradOp : Train_UnaryGradOp<"tanh_grad", "tanh", "output"> {
   let description = "`result = grad * (1 - output^2)`.";
