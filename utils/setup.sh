@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(cmake ninja-build g++ python3 llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
           libopenblas-dev libgtest-dev coinor-libcbc-dev pkg-config
-          python3-torch python3-torchvision)
+          python3-torch python3-torchvision python3-networkx)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
