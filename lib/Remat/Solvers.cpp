@@ -261,7 +261,9 @@ static std::vector<NodeId> articulationCandidates(const Graph &graph) {
   std::vector<NodeId> out;
   NodeId reach = -1;
   for (NodeId v = 0; v < (NodeId)graph.size(); ++v) {
-    if (graph.node(v).backward)
+    // Arguments (weights, inputs, labels) are resident throughout: their
+    // edges, such as the label's to the loss, split nothing.
+    if (graph.node(v).backward || graph.node(v).argument)
       continue;
     if (isCandidate[v] && reach <= v)
       out.push_back(v);
