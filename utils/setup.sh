@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
-# Installs the Debian packages Remat needs, when they are missing. Safe to
-# run again: it only calls apt-get when something is absent.
+# Installs the Debian packages Remat needs, when they are missing (with
+# --with-torch, also PyTorch for the exporter's tests). Safe to run again:
+# it only calls apt-get when something is absent.
 set -euo pipefail
 
 packages=(cmake ninja-build g++ python3 llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
-          libopenblas-dev libgtest-dev coinor-libcbc-dev pkg-config
-          python3-torch python3-torchvision python3-networkx)
+          libopenblas-dev libgtest-dev coinor-libcbc-dev pkg-config)
+# The PyTorch exporter's tests and the side-by-side bench need PyTorch
+# (about 1 GB); the demo does not.
+if [ "${1:-}" = "--with-torch" ]; then
+  packages+=(python3-torch python3-torchvision python3-networkx python3-numpy)
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

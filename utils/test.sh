@@ -4,6 +4,7 @@
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${REMAT_BUILD_DIR:-$root/build}
+"$root/utils/setup.sh" --with-torch || exit 1
 "$root/utils/build.sh" || exit 1
 log=$(mktemp)
 ninja -C "$build" check-remat 2>&1 | tee "$log"
