@@ -439,3 +439,11 @@ func.func @clamp_empty_range(%a: tensor<3x4xf32>) {
   %0 = train.clamp %a {min = 6.0 : f64, max = 0.0 : f64} : tensor<3x4xf32>
   return
 }
+
+// -----
+
+func.func @conv_negative_groups(%x: tensor<1x4x5x5xf32>, %w: tensor<4x4x3x3xf32>) {
+  // expected-error @+1 {{'train.conv2d' op groups must be at least 1, got -1}}
+  %0 = train.conv2d %x, %w {groups = -1} : tensor<1x4x5x5xf32>, tensor<4x4x3x3xf32> -> tensor<1x4x3x3xf32>
+  return
+}

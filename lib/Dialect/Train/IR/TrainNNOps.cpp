@@ -608,7 +608,9 @@ static LogicalResult verifyConv(Operation *op, Value input, Value weight,
       return op->emitOpError("strides and dilation must be positive and "
                              "padding non-negative");
   auto in = shapeOf(input), w = shapeOf(weight);
-  if (g.groups < 1 || in[1] % g.groups || w[0] % g.groups)
+  if (g.groups < 1)
+    return op->emitOpError("groups must be at least 1, got ") << g.groups;
+  if (in[1] % g.groups || w[0] % g.groups)
     return op->emitOpError("groups (")
            << g.groups << ") must divide the input channels (" << in[1]
            << ") and the filters (" << w[0] << ")";
@@ -635,15 +637,18 @@ static int64_t convFlops(Value output, Value weight) {
 
 LogicalResult Conv2DOp::verify() {
   return verifyConv(*this, getInput(), getWeight(), getResult(),
-                    {getStrides(), getPadding(), getDilation(), getGroups()});
+                    {getStrides(), getPadding(), getDilation(),
+                     static_cast<int64_t>(getGroups())});
 }
 LogicalResult Conv2DGradInputOp::verify() {
   return verifyConv(*this, getResult(), getWeight(), getGrad(),
-                    {getStrides(), getPadding(), getDilation(), getGroups()});
+                    {getStrides(), getPadding(), getDilation(),
+                     static_cast<int64_t>(getGroups())});
 }
 LogicalResult Conv2DGradWeightOp::verify() {
   return verifyConv(*this, getInput(), getResult(), getGrad(),
-                    {getStrides(), getPadding(), getDilation(), getGroups()});
+                    {getStrides(), getPadding(), getDilation(),
+                     static_cast<int64_t>(getGroups())});
 }
 int64_t Conv2DOp::getFlops() { return convFlops(getResult(), getWeight()); }
 int64_t Conv2DGradInputOp::getFlops() {
