@@ -100,6 +100,24 @@ def saved_activation_bytes(module, x, y):
     return sum(seen.values())
 
 
+def step_peak_bytes(module, x, y):
+    """Peak bytes allocated during one step above what existed before it
+    (parameters, input), from the profiler's memory events."""
+    from torch.profiler import ProfilerActivity, profile
+    loss_fn(module, x, y).backward()  # warm up
+    module.zero_grad(set_to_none=True)
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        loss_fn(module, x, y).backward()
+    module.zero_grad(set_to_none=True)
+    events = [e for e in prof.profiler.kineto_results.events()
+              if e.name() == "[memory]"]
+    total = peak = 0
+    for e in sorted(events, key=lambda e: e.start_us()):
+        total += e.nbytes()
+        peak = max(peak, total)
+    return peak
+
+
 def step_ms(module, x, y, repeats):
     times = []
     for _ in range(repeats):
@@ -193,7 +211,8 @@ def remat_points(bin_dir, mlir, tmp):
                 lo = mid
             else:
                 hi = mid
-    return points, refine
+    fixed = sum(n["cost_ram"] for n in g["nodes"] if n.get("argument"))
+    return points, refine, solve, fixed
 
 
 def remat_time_ratio(bin_dir, tmp, budget, steps):
@@ -237,14 +256,17 @@ def main():
         x, y = make_data(name, shape, vocab, module)
         tmp = tempfile.mkdtemp()
         remat_export.export_to(module, x, y, "cross_entropy", tmp)
-        points, refine = remat_points(bin_dir, os.path.join(tmp, "model.mlir"), tmp)
+        points, refine, solve, fixed = remat_points(
+            bin_dir, os.path.join(tmp, "model.mlir"), tmp)
         eager_bytes = saved_activation_bytes(module, x, y)
+        eager_peak = step_peak_bytes(module, x, y)
 
         mincut = mincut_saved_bytes(module, x, y)
         ck = builder().train()
         ck.load_state_dict(module.state_dict())
         with_checkpoints(blocks(ck))
         ck_bytes = saved_activation_bytes(ck, x, y)
+        ck_peak = step_peak_bytes(ck, x, y)
         # Interleaved, so that machine noise hits both alike.
         eager_t, ck_t = [], []
         for _ in range(a.repeats):
@@ -263,7 +285,21 @@ def main():
         if pick:
             remat_ratio = remat_time_ratio(bin_dir, tmp, pick["budget"], a.repeats)
 
-        row = {"model": name, "eager_bytes": eager_bytes, "eager_ms": eager_ms,
+        # Same peak: Remat's step above its fixed part (parameters, inputs,
+        # labels) held to what checkpointing's step allocates above its own.
+        at_peak = solve(str(fixed + ck_peak))
+        at_peak_ratio = None
+        if at_peak["feasible"]:
+            at_peak_ratio = remat_time_ratio(bin_dir, tmp, at_peak["budget"],
+                                             a.repeats)
+        base = solve("1.0x")
+
+        row = {"model": name,
+               "eager_peak": eager_peak, "checkpoint_peak": ck_peak,
+               "remat_base_peak_above_fixed": base["peak_bytes"] - fixed,
+               "remat_at_checkpoint_peak": at_peak,
+               "remat_at_checkpoint_peak_time_ratio": at_peak_ratio,
+               "remat_fixed_bytes": fixed, "eager_bytes": eager_bytes, "eager_ms": eager_ms,
                "checkpoint_bytes": ck_bytes, "checkpoint_time_ratio": ck_ms / eager_ms,
                "mincut_bytes": mincut,
                "remat_at_eager": best_within(eager_bytes),
@@ -288,6 +324,20 @@ def main():
             f"| {mib(r['mincut_bytes']):.1f} MiB "
             f"| {mib(r['checkpoint_bytes']):.1f} MiB, {r['checkpoint_time_ratio']:.2f}x "
             f"| {rc_text} |")
+    lines += ["", "| model | PyTorch eager step peak | checkpoint/block step peak, "
+              "step time | Remat without remat: step peak | Remat held to checkpoint's "
+              "peak: peak, extra FLOPs (predicted), step time (measured) |",
+              "|---|---|---|---|---|"]
+    for r in rows:
+        q = r["remat_at_checkpoint_peak"]
+        q_text = (f"{mib(q['peak_bytes'] - r['remat_fixed_bytes']):.1f} MiB, "
+                  f"+{100 * (q['overhead'] - 1):.1f}%, "
+                  f"{r['remat_at_checkpoint_peak_time_ratio']:.2f}x"
+                  if q["feasible"] else "cannot")
+        lines.append(
+            f"| {r['model']} | {mib(r['eager_peak']):.1f} MiB "
+            f"| {mib(r['checkpoint_peak']):.1f} MiB, {r['checkpoint_time_ratio']:.2f}x "
+            f"| {mib(r['remat_base_peak_above_fixed']):.1f} MiB | {q_text} |")
     text = "\n".join(lines)
     print(text)
     with open(a.out, "w") as f:

@@ -447,3 +447,51 @@ func.func @conv_negative_groups(%x: tensor<1x4x5x5xf32>, %w: tensor<4x4x3x3xf32>
   %0 = train.conv2d %x, %w {groups = -1} : tensor<1x4x5x5xf32>, tensor<4x4x3x3xf32> -> tensor<1x4x3x3xf32>
   return
 }
+
+// -----
+
+func.func @div_not_broadcastable(%a: tensor<3x4xf32>, %b: tensor<5xf32>) {
+  // expected-error @+1 {{'train.div' op operand shapes 3x4 and 5 are not broadcastable}}
+  %0 = train.div %a, %b : tensor<3x4xf32>, tensor<5xf32> -> tensor<3x4xf32>
+  return
+}
+
+// -----
+
+func.func @sigmoid_integer(%a: tensor<3x4xi32>) {
+  // expected-error @+1 {{'train.sigmoid' op operand #0 must be statically shaped tensor of 16-bit float or bfloat16 type or 32-bit float or 64-bit float values, but got 'tensor<3x4xi32>'}}
+  %0 = train.sigmoid %a : tensor<3x4xi32>
+  return
+}
+
+// -----
+
+func.func @gelu_changes_shape(%a: tensor<3x4xf32>) {
+  // expected-error @+1 {{'train.gelu' op requires the same type for all operands and results}}
+  %0 = "train.gelu"(%a) : (tensor<3x4xf32>) -> tensor<4x3xf32>
+  return
+}
+
+// -----
+
+func.func @softmax_scalar(%a: tensor<f32>) {
+  // expected-error @+1 {{'train.softmax' op works along the last dimension and needs a tensor of rank 1 or more}}
+  %0 = train.softmax %a : tensor<f32>
+  return
+}
+
+// -----
+
+func.func @log_softmax_changes_type(%a: tensor<3x4xf32>) {
+  // expected-error @+1 {{'train.log_softmax' op requires the same type for all operands and results}}
+  %0 = "train.log_softmax"(%a) : (tensor<3x4xf32>) -> tensor<3x4xf16>
+  return
+}
+
+// -----
+
+func.func @log_softmax_scalar(%a: tensor<f64>) {
+  // expected-error @+1 {{'train.log_softmax' op works along the last dimension and needs a tensor of rank 1 or more}}
+  %0 = train.log_softmax %a : tensor<f64>
+  return
+}

@@ -274,6 +274,18 @@ LogicalResult ClampOp::buildAdjoint(OpBuilder &b, Value dy,
   return success();
 }
 
+/// Row-wise ops work along the last dimension, which a scalar lacks.
+static LogicalResult verifyHasRows(Operation *op) {
+  if (cast<RankedTensorType>(op->getResult(0).getType()).getRank() == 0)
+    return op->emitOpError("works along the last dimension and needs a "
+                           "tensor of rank 1 or more");
+  return success();
+}
+LogicalResult SoftmaxOp::verify() { return verifyHasRows(*this); }
+LogicalResult SoftmaxGradOp::verify() { return verifyHasRows(*this); }
+LogicalResult LogSoftmaxOp::verify() { return verifyHasRows(*this); }
+LogicalResult LogSoftmaxGradOp::verify() { return verifyHasRows(*this); }
+
 int64_t GeluOp::getFlops() { return 8 * numel(getResult()); }
 int64_t GeluGradOp::getFlops() { return 12 * numel(getResult()); }
 

@@ -356,16 +356,21 @@ def Train_SoftmaxOp : Train_UnaryOp<"softmax",
     `exp(x - max) / sum(exp(x - max))` along the last dimension. An element
     equal to `-inf` (a masked position) gets probability 0.
   }];
+  let hasVerifier = 1;
 }
 def Train_SoftmaxGradOp
     : Train_UnaryGradOp<"softmax_grad", "softmax", "output"> {
   let description = "`result = output * (grad - sum(grad * output))` per row.";
+  let hasVerifier = 1;
 }
 def Train_LogSoftmaxOp : Train_UnaryOp<"log_softmax",
-    "Logarithm of the softmax over the last dimension">;
+    "Logarithm of the softmax over the last dimension"> {
+  let hasVerifier = 1;
+}
 def Train_LogSoftmaxGradOp
     : Train_UnaryGradOp<"log_softmax_grad", "log_softmax", "output"> {
   let description = "`result = grad - exp(output) * sum(grad)` per row.";
+  let hasVerifier = 1;
 }
 
 def Train_CausalMaskOp : Train_UnaryOp<"causal_mask",
