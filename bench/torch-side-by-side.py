@@ -10,16 +10,19 @@ For each zoo model (float32, 1 thread, same machine, same run):
   min-cut     functorch's AOT autograd with min_cut_rematerialization_partition:
               activation bytes the forward graph hands to the backward graph;
   remat       the model exported to the train dialect, scheduled by the
-              `auto` solver under budgets: the activation bytes resident when
-              the backward pass starts (the same quantity: what the forward
-              pass leaves for the backward, arguments excluded), predicted
-              step peak, and extra compute in FLOPs predicted by the cost
-              model. Rows: the budget whose schedule keeps no more than each
-              PyTorch variant keeps, cheapest first; and the smallest it
-              reaches.
+              `auto` solver under a sweep of budgets: the activation bytes
+              resident when the backward pass starts (the same quantity:
+              what the forward pass leaves for the backward, arguments
+              excluded), predicted step peak, and extra compute in FLOPs
+              predicted by the cost model.
+Two tables: at checkpointing's saved bytes, Remat's cheapest schedule that
+leaves no more; and at checkpointing's step peak (PyTorch's from the
+profiler's memory events, Remat's predicted peak less parameters, inputs and
+labels), Remat held to it. Remat's step times are measured against its own
+build without remat, in turns.
 
 PyTorch 2.x's activation memory budget is not in Debian's torch 1.13 and is
-not measured here. Prints a markdown table; writes it next to --out (JSON).
+not measured here. Prints markdown; writes it next to --out (JSON).
 
 usage: bench/torch-side-by-side.py [--build build] [--models gpt,resnet18]
                                    [--out bench/results/torch-side-by-side.json]
@@ -66,7 +69,7 @@ def _grouped(seq, n):
                                  for i in range(0, len(seq), n)))
 
 
-def make_data(name, shape, vocab, module):
+def make_data(shape, vocab, module):
     torch.manual_seed(0)
     x = torch.randint(0, vocab, shape) if vocab else torch.randn(shape)
     with torch.no_grad():
@@ -253,7 +256,7 @@ def main():
         builder, shape, vocab, blocks = table[name]
         torch.manual_seed(0)
         module = builder().train()
-        x, y = make_data(name, shape, vocab, module)
+        x, y = make_data(shape, vocab, module)
         tmp = tempfile.mkdtemp()
         remat_export.export_to(module, x, y, "cross_entropy", tmp)
         points, refine, solve, fixed = remat_points(

@@ -61,9 +61,9 @@ def _shape(node):
 
 
 class Exporter:
-    def __init__(self, module, example, labels, loss, name):
+    def __init__(self, module, example, loss, name):
         self.module = module
-        self.example, self.labels, self.loss = example, labels, loss
+        self.example, self.loss = example, loss
         floats = [t for t in module.parameters()] or [example]
         self.dtype = DTYPES[floats[0].dtype]
         self.m = trainir.Model(name, self.dtype,
@@ -355,7 +355,7 @@ def write_bin(tensor, path):
 def export_to(module, example, labels, loss, out_dir, name="model"):
     """Writes out_dir/model.mlir and the .bin files; returns the MLIR text."""
     os.makedirs(out_dir, exist_ok=True)
-    exporter = Exporter(module, example, labels, loss, name)
+    exporter = Exporter(module, example, loss, name)
     text = exporter.export()
     with open(os.path.join(out_dir, "model.mlir"), "w") as f:
         f.write(text)

@@ -5,6 +5,7 @@ does, and returns the result as a Value. Nothing here checks more than it
 must: remat-opt's verifiers are the authority on what is valid.
 """
 import math
+import sys
 
 
 class Value:
@@ -263,7 +264,6 @@ class Model:
 
 def generated_by(script):
     """The header line of a generated model: the command, less its output."""
-    import sys
     args, skip = [], False
     for arg in sys.argv[1:]:
         if skip:
@@ -277,7 +277,6 @@ def generated_by(script):
 
 def write(text, path):
     if path == "-":
-        import sys
         sys.stdout.write(text)
     else:
         with open(path, "w") as f:

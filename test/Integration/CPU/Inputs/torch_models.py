@@ -23,3 +23,25 @@ def FunctionalOp():
 
 def Supported():
     return nn.Sequential(nn.Linear(8, 16), nn.GELU(), nn.LayerNorm(16), nn.Linear(16, 3))
+
+
+class ScaleByBuffer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("scale", torch.ones(8))
+
+    def forward(self, x):
+        return x * self.scale
+
+
+def Buffer():
+    return nn.Sequential(ScaleByBuffer(), nn.Linear(8, 3))
+
+
+class DataDependent(nn.Module):
+    def forward(self, x):
+        return x if x.sum() > 0 else -x
+
+
+def Untraceable():
+    return nn.Sequential(DataDependent(), nn.Linear(8, 3))
