@@ -16,12 +16,15 @@
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
 
 namespace mlir::remat {
 
 inline void registerAllDialects(DialectRegistry &registry) {
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
+  // gpu-module-to-binary translates device modules to LLVM IR.
+  mlir::registerAllToLLVMIRTranslations(registry);
   registry.insert<train::TrainDialect>();
 }
 

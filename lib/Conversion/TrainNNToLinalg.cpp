@@ -12,6 +12,7 @@
 
 #include "Internal.h"
 
+#include "remat/Conversion/Passes.h"
 #include "remat/Dialect/Train/IR/TrainDialect.h"
 
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
@@ -120,24 +121,27 @@ private:
                          ivs.push_back(linalg::IndexOp::create(nb, nl, d));
                        return body(nb, ivs, args[0]);
                      });
-    return loop1(b, resultType().getShape(), empty(resultType()),
-                 [&](OpBuilder &nb, ValueRange outer, Value t) {
-                   Value acc =
-                       loop1(nb, reduction, fconst(nb, init),
-                             [&](OpBuilder &ib, ValueRange inner, Value a) {
-                               SmallVector<Value> ivs(outer);
-                               llvm::append_range(ivs, inner);
-                               return body(ib, ivs, a);
-                             });
-                   return insert(nb, acc, t, outer);
-                 });
+    return parallelLoop(b, resultType().getShape(), empty(resultType()),
+                        [&](OpBuilder &nb, ValueRange outer, Value t) {
+                          Value acc = loop1(
+                              nb, reduction, fconst(nb, init),
+                              [&](OpBuilder &ib, ValueRange inner, Value a) {
+                                SmallVector<Value> ivs(outer);
+                                llvm::append_range(ivs, inner);
+                                return body(ib, ivs, a);
+                              });
+                          return insert(nb, acc, t, outer);
+                        });
   }
 
   // scf helpers: loops with iteration arguments (tensors or scalars).
+  // `parallel` marks a nest whose iterations write disjoint parts of the
+  // result, so that the GPU lowering may run them as threads.
   SmallVector<Value>
   loops(OpBuilder &nb, ArrayRef<int64_t> bounds, ValueRange inits,
         function_ref<SmallVector<Value>(OpBuilder &, ValueRange, ValueRange)>
-            body) {
+            body,
+        bool parallel = false) {
     SmallVector<Value> lbs, ubs, steps;
     for (int64_t bound : bounds) {
       lbs.push_back(iconst(nb, 0));
@@ -151,14 +155,25 @@ private:
         [&](OpBuilder &ib, Location, ValueRange ivs, ValueRange args) {
           return scf::ValueVector(body(ib, ivs, args));
         });
+    if (parallel)
+      for (scf::ForOp loop : nest.loops)
+        loop->setAttr(kParallelLoopAttr, nb.getUnitAttr());
     return SmallVector<Value>(nest.results);
   }
   Value loop1(OpBuilder &nb, ArrayRef<int64_t> bounds, Value init,
-              function_ref<Value(OpBuilder &, ValueRange, Value)> body) {
-    return loops(nb, bounds, init,
-                 [&](OpBuilder &ib, ValueRange ivs, ValueRange args) {
-                   return SmallVector<Value>{body(ib, ivs, args[0])};
-                 })[0];
+              function_ref<Value(OpBuilder &, ValueRange, Value)> body,
+              bool parallel = false) {
+    return loops(
+        nb, bounds, init,
+        [&](OpBuilder &ib, ValueRange ivs, ValueRange args) {
+          return SmallVector<Value>{body(ib, ivs, args[0])};
+        },
+        parallel)[0];
+  }
+  /// Marks the outer loops of the result-producing nest as parallel.
+  Value parallelLoop(OpBuilder &nb, ArrayRef<int64_t> bounds, Value init,
+                     function_ref<Value(OpBuilder &, ValueRange, Value)> body) {
+    return loop1(nb, bounds, init, body, /*parallel=*/true);
   }
   Value extract(OpBuilder &nb, Value t, ValueRange idx) {
     return tensor::ExtractOp::create(nb, loc, t, idx);
@@ -400,7 +415,7 @@ Value NNLowering::lowerRowwise() {
   int64_t width = full.back();
   Value saved = op->getNumOperands() > 1 ? op->getOperand(1) : Value();
   double negInf = -std::numeric_limits<double>::infinity();
-  return loop1(
+  return parallelLoop(
       b, rows, empty(resultType()),
       [&](OpBuilder &nb, ValueRange row, Value out) {
         auto at = [&](ValueRange j) {
@@ -495,8 +510,11 @@ Value NNLowering::lowerNorm() {
     count *= static_cast<double>(s);
 
   Value init = gradWeight ? filled(resultType(), 0.0) : empty(resultType());
+  // Weight gradients accumulate over the kept dimensions unless the
+  // parameter's dimension is one of them (batch norm's channels).
   return loop1(
-      b, keptBounds, init, [&](OpBuilder &nb, ValueRange kept, Value out) {
+      b, keptBounds, init,
+      [&](OpBuilder &nb, ValueRange kept, Value out) {
         auto at = [&](ValueRange stat) {
           SmallVector<Value> idx(n);
           for (auto [k, d] : llvm::enumerate(keptDims))
@@ -579,7 +597,8 @@ Value NNLowering::lowerNorm() {
                                  MulFOp::create(ib, loc, xhat(ib, s), meanGX));
               return insert(ib, MulFOp::create(ib, loc, r, rstd), t, at(s));
             });
-      });
+      },
+      /*parallel=*/!gradWeight || batch);
 }
 
 Value NNLowering::lowerCrossEntropy() {
@@ -588,10 +607,6 @@ Value NNLowering::lowerCrossEntropy() {
   bool grad = isa<CrossEntropyGradOp>(op);
   double negInf = -std::numeric_limits<double>::infinity();
   Value invRows = fconst(1.0 / static_cast<double>(rows));
-  Value scale = invRows;
-  if (grad)
-    scale = MulFOp::create(b, loc, invRows,
-                           extract(b, op->getOperand(2), ValueRange{}));
   // Row statistics: the maximum and the sum of exponentials.
   auto stats = [&](OpBuilder &nb, Value i) {
     auto at = [&](Value j) { return SmallVector<Value>{i, j}; };
@@ -620,13 +635,16 @@ Value NNLowering::lowerCrossEntropy() {
           return AddFOp::create(nb, loc, acc,
                                 SubFOp::create(nb, loc, lse, picked));
         });
-    return insert(b, MulFOp::create(b, loc, total, scale), empty(resultType()),
-                  {});
+    return insert(b, MulFOp::create(b, loc, total, invRows),
+                  empty(resultType()), {});
   }
-  return loop1(
+  return parallelLoop(
       b, {rows}, empty(resultType()),
       [&](OpBuilder &nb, ValueRange i, Value out) {
         auto [mx, sum, label] = stats(nb, i[0]);
+        // Read the loss gradient inside the row loop (a kernel on a GPU).
+        Value scale = MulFOp::create(
+            nb, loc, invRows, extract(nb, op->getOperand(2), ValueRange{}));
         return loop1(
             nb, {classes}, out, [&](OpBuilder &ib, ValueRange j, Value t) {
               Value v = extract(ib, logits, {i[0], j[0]});
@@ -678,12 +696,16 @@ Value NNLowering::lowerDropout(DropoutOp dropout) {
   double p = dropout.getProbability().convertToDouble();
   auto type = resultType();
   unsigned n = type.getRank();
-  Value seed = extract(b, dropout.getSeed(), {});
-  Value offset = extract(b, dropout.getOffset(), {});
   Value keepScale = fconst(p == 0 ? 1.0 : 1.0 / (1.0 - p));
+  // Seed and offset are inputs read in the body, not scalars extracted
+  // before it: on a GPU the body runs in a kernel and the host cannot read
+  // device memory.
+  AffineMap scalar = AffineMap::get(n, 0, b.getContext());
   return generic(
-      {dropout.getInput()}, empty(type), {identity(n), identity(n)},
-      iterators(n), [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+      {dropout.getInput(), dropout.getSeed(), dropout.getOffset()}, empty(type),
+      {identity(n), scalar, scalar, identity(n)}, iterators(n),
+      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        Value seed = a[1], offset = a[2];
         Type i32 = nb.getI32Type(), i64 = nb.getI64Type();
         auto c32 = [&](uint32_t v) -> Value {
           return ConstantOp::create(nb, l, nb.getI32IntegerAttr(v));

@@ -9,7 +9,9 @@
 
 #include "remat/Pipelines/Pipelines.h"
 
+#include "mlir/Pass/PassOptions.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
 
@@ -54,6 +56,91 @@ LogicalResult mlir::remat::buildCPUPipeline(OpPassManager &pm) {
                  succeeded(buildCPUToLLVMStage(pm)));
 }
 
+ArrayRef<std::pair<StringRef, StringRef>> mlir::remat::cudaChips() {
+  // The oldest PTX ISA each chip needs, within what LLVM 22 and CUDA 13's
+  // ptxas both accept (CUDA 13 dropped chips before Turing).
+  static const std::pair<StringRef, StringRef> chips[] = {
+      {"sm_75", "+ptx80"},  {"sm_80", "+ptx80"},   {"sm_86", "+ptx80"},
+      {"sm_87", "+ptx80"},  {"sm_89", "+ptx80"},   {"sm_90", "+ptx80"},
+      {"sm_90a", "+ptx80"}, {"sm_100", "+ptx86"},  {"sm_100a", "+ptx86"},
+      {"sm_120", "+ptx87"}, {"sm_120a", "+ptx87"},
+  };
+  return chips;
+}
+
+static StringRef ptxFeatures(StringRef chip) {
+  for (auto [name, features] : mlir::remat::cudaChips())
+    if (name == chip)
+      return features;
+  return "";
+}
+
+LogicalResult mlir::remat::buildGPUMappingStage(OpPassManager &pm,
+                                                const CUDAOptions &options,
+                                                bool outline) {
+  // One kernel per loop nest, in one device module; every launch, allocation
+  // and free async on one stream per step (gpu-async-region), so kernels
+  // queue back to back and memory is stream-ordered in the schedule's order.
+  std::string stage =
+      llvm::formatv("func.func(convert-linalg-to-parallel-loops,"
+                    "remat-map-to-gpu{{block-size={0}})",
+                    options.blockSize);
+  if (outline)
+    stage += ",gpu-kernel-outlining,remat-merge-gpu-modules,"
+             "func.func(gpu-async-region)";
+  return parsePassPipeline(stage, pm);
+}
+
+LogicalResult mlir::remat::buildCUDAToNVVMStage(OpPassManager &pm,
+                                                const CUDAOptions &options) {
+  StringRef features = ptxFeatures(options.chip);
+  if (features.empty())
+    return failure();
+  // Upstream's gpu-lower-to-nvvm-pipeline after its outlining.
+  std::string stage = llvm::formatv(
+      "convert-scf-to-cf,convert-nvvm-to-llvm,convert-func-to-llvm,"
+      "expand-strided-metadata,"
+      "nvvm-attach-target{{chip={0} features={1} O={2}},"
+      "lower-affine,convert-arith-to-llvm,convert-index-to-llvm,"
+      "canonicalize,cse,"
+      "gpu.module(strip-debuginfo,convert-gpu-to-nvvm,"
+      "llvm-optimize-for-nvvm-target,canonicalize,cse,"
+      "reconcile-unrealized-casts)",
+      options.chip, features, options.optLevel);
+  return parsePassPipeline(stage, pm);
+}
+
+LogicalResult mlir::remat::buildCUDABinaryStage(OpPassManager &pm,
+                                                const CUDAOptions &options) {
+  std::string stage = llvm::formatv(
+      "gpu-to-llvm,gpu-module-to-binary{{format={0}},"
+      "convert-math-to-llvm,canonicalize,cse,reconcile-unrealized-casts",
+      options.format);
+  return parsePassPipeline(stage, pm);
+}
+
+LogicalResult mlir::remat::buildCUDAPipeline(OpPassManager &pm,
+                                             const CUDAOptions &options) {
+  return success(succeeded(buildBufferizationStage(pm)) &&
+                 succeeded(buildGPUMappingStage(pm, options)) &&
+                 succeeded(buildCUDAToNVVMStage(pm, options)) &&
+                 succeeded(buildCUDABinaryStage(pm, options)));
+}
+
+namespace {
+struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
+  Option<std::string> chip{*this, "chip", llvm::cl::desc("CUDA chip"),
+                           llvm::cl::init("sm_90")};
+  Option<std::string> format{
+      *this, "format",
+      llvm::cl::desc("Device code format: isa (PTX), bin (cubin), fatbin"),
+      llvm::cl::init("fatbin")};
+  Option<int64_t> blockSize{*this, "block-size",
+                            llvm::cl::desc("Threads per block"),
+                            llvm::cl::init(256)};
+};
+} // namespace
+
 void mlir::remat::registerPipelines() {
   auto reg = [](const char *name, const char *description,
                 LogicalResult (*build)(OpPassManager &)) {
@@ -68,4 +155,14 @@ void mlir::remat::registerPipelines() {
   reg("remat-cpu-to-llvm-pipeline",
       "Lowers bufferized linalg to the LLVM dialect for the CPU",
       buildCPUToLLVMStage);
+  PassPipelineRegistration<CUDAPipelineOptions>(
+      "remat-cuda-pipeline",
+      "Lowers linalg on tensors to the LLVM dialect with CUDA kernels",
+      [](OpPassManager &pm, const CUDAPipelineOptions &o) {
+        CUDAOptions options;
+        options.chip = o.chip;
+        options.format = o.format;
+        options.blockSize = o.blockSize;
+        (void)buildCUDAPipeline(pm, options);
+      });
 }

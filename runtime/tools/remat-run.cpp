@@ -12,6 +12,7 @@
 #include "remat/Runtime.h"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cinttypes>
 #include <cmath>
@@ -58,7 +59,7 @@ struct TensorSpec {
 };
 
 struct Manifest {
-  std::string path, target, library, entry, function, signature, solver;
+  std::string path, target, chip, library, entry, function, signature, solver;
   std::vector<TensorSpec> arguments, results;
   int64_t predictedPeak = 0, fixedBytes = 0, memoryLimit = -1;
   double predictedCost = 0, baselineCost = 0;
@@ -162,9 +163,11 @@ Manifest loadManifest(const std::string &path) {
     die("manifest '" + path + "' has format '" + format +
         "'; this remat-run reads 'remat-step/1'");
   m.target = str("target");
-  if (m.target != "cpu")
+  if (m.target != "cpu" && m.target != "cuda")
     die("manifest '" + path + "' is for target '" + m.target +
-        "'; this remat-run was built for the CPU target only");
+        "'; remat-run runs steps for the cpu and cuda targets");
+  if (m.target == "cuda")
+    m.chip = str("chip");
   m.library = str("library");
   m.entry = str("entry");
   m.function = str("function");
@@ -410,15 +413,21 @@ Options parseOptions(int argc, char **argv) {
 
 using EntryFn = void (*)(void **);
 
-/// One loaded step with its argument buffers and descriptors.
+/// One loaded step with its argument buffers and descriptors. For the CUDA
+/// target the arguments live on the device; `argument(i)` is a host copy
+/// that upload() and download() keep in step with it.
 class Step {
 public:
-  Step(const Manifest &m, EntryFn entry) : m(m), entry(entry) {
+  Step(const Manifest &m, EntryFn entry)
+      : m(m), entry(entry), cuda(m.target == "cuda") {
     for (const TensorSpec &t : m.arguments) {
-      void *p = remat_rt_alloc(t.bytes());
+      void *p = cuda ? std::malloc(std::max<size_t>(t.bytes(), 1))
+                     : remat_rt_alloc(t.bytes());
       if (!p)
         die("out of memory allocating argument '" + t.name + "'");
       buffers.push_back(p);
+      if (cuda)
+        device.push_back(remat_cuda_alloc(t.bytes()));
     }
     size_t words = 0;
     for (const TensorSpec &t : m.results)
@@ -427,8 +436,8 @@ public:
     for (size_t i = 0; i < m.arguments.size(); ++i) {
       const TensorSpec &t = m.arguments[i];
       std::vector<int64_t> d(t.descriptorWords(), 0);
-      d[0] = d[1] =
-          static_cast<int64_t>(reinterpret_cast<intptr_t>(buffers[i]));
+      d[0] = d[1] = static_cast<int64_t>(
+          reinterpret_cast<intptr_t>(cuda ? device[i] : buffers[i]));
       int64_t stride = 1;
       size_t rank = t.shape.size();
       for (size_t k = rank; k-- > 0;) {
@@ -441,10 +450,22 @@ public:
   }
   ~Step() {
     for (void *p : buffers)
-      remat_rt_free(p);
+      cuda ? std::free(p) : remat_rt_free(p);
+    for (void *p : device)
+      remat_cuda_free(p);
   }
 
   void *argument(size_t i) { return buffers[i]; }
+  /// Copies the host arguments to the device (CUDA; a no-op on the CPU).
+  void upload() {
+    for (size_t i = 0; i < device.size(); ++i)
+      remat_cuda_upload(device[i], buffers[i], m.arguments[i].bytes());
+  }
+  /// Copies the device arguments (the updated parameters) back.
+  void download() {
+    for (size_t i = 0; i < device.size(); ++i)
+      remat_cuda_download(buffers[i], device[i], m.arguments[i].bytes());
+  }
 
   /// Runs one step; returns the loss and, when `keep` is given, the data of
   /// every result (the caller frees them with releaseResults).
@@ -463,6 +484,23 @@ public:
       allocated.push_back(reinterpret_cast<void *>(resultWords[w]));
       aligned.push_back(reinterpret_cast<void *>(resultWords[w + 1]));
       w += t.descriptorWords();
+    }
+    if (cuda) {
+      // Results are device buffers: read them back and free them now.
+      // Kept results get their own copies, which later steps leave alone.
+      auto &copies = keep ? keptResults : hostResults;
+      copies.resize(m.results.size());
+      for (size_t r = 0; r < m.results.size(); ++r) {
+        copies[r].resize(m.results[r].bytes());
+        remat_cuda_download(copies[r].data(), aligned[r], m.results[r].bytes());
+        aligned[r] = copies[r].data();
+      }
+      std::sort(allocated.begin(), allocated.end());
+      allocated.erase(std::unique(allocated.begin(), allocated.end()),
+                      allocated.end());
+      for (void *p : allocated)
+        remat_cuda_free(p);
+      allocated.clear();
     }
     double loss = readScalar(m.results[0], aligned[0]);
     if (keep) {
@@ -488,7 +526,9 @@ private:
 
   const Manifest &m;
   EntryFn entry;
-  std::vector<void *> buffers, pendingFree;
+  bool cuda;
+  std::vector<void *> buffers, device, pendingFree;
+  std::vector<std::vector<char>> hostResults, keptResults;
   std::vector<std::vector<int64_t>> descriptors;
   std::vector<int64_t> resultWords;
 };
@@ -516,6 +556,7 @@ int gradCheck(const Manifest &m, Step &step, const Options &opts) {
   auto restore = [&]() {
     for (size_t j = 0; j < params.size(); ++j)
       std::memcpy(step.argument(params[j]), saved[j].data(), saved[j].size());
+    step.upload();
   };
   // In float32 the central difference is dominated by rounding and by ReLU
   // kinks within the large step it needs; only float64 gives a check that
@@ -539,6 +580,7 @@ int gradCheck(const Manifest &m, Step &step, const Options &opts) {
       restore();
       void *p = step.argument(params[j]);
       static_cast<double *>(p)[e] += delta;
+      step.upload();
       return step.run(nullptr);
     };
     double numeric = (lossAt(eps) - lossAt(-eps)) / (2 * eps);
@@ -569,6 +611,49 @@ int gradCheck(const Manifest &m, Step &step, const Options &opts) {
                 "of the allowed atol %g + rtol %g)\n",
                 k, failures, worst, atol, rtol);
   return failures ? 1 : 0;
+}
+
+double medianOf(std::vector<double> v) {
+  if (v.empty())
+    return 0;
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+std::string jsonEscape(const std::string &s) {
+  std::string out;
+  for (char c : s)
+    if (c == '"' || c == '\\')
+      out += std::string("\\") + c;
+    else if (static_cast<unsigned char>(c) >= 0x20)
+      out += c;
+  return out;
+}
+
+/// A cubin runs on its own chip's major version with an equal or newer
+/// minor; the fatbin's PTX lets the driver compile for newer chips. Chips
+/// with an 'a' suffix run only on that exact chip.
+void checkChip(const Manifest &m, const remat_cuda_device &gpu) {
+  int major = 0, minor = 0;
+  char suffix = 0;
+  std::string digits = m.chip.substr(m.chip.rfind('_') + 1);
+  if (!digits.empty() &&
+      std::isalpha(static_cast<unsigned char>(digits.back()))) {
+    suffix = digits.back();
+    digits.pop_back();
+  }
+  if (digits.size() < 2 || m.chip.rfind("sm_", 0) != 0 ||
+      digits.find_first_not_of("0123456789") != std::string::npos)
+    die("manifest '" + m.path + "': chip '" + m.chip + "' is not sm_XY");
+  major = std::stoi(digits.substr(0, digits.size() - 1));
+  minor = digits.back() - '0';
+  int have = gpu.ccMajor * 10 + gpu.ccMinor, need = major * 10 + minor;
+  if (have < need || (suffix && have != need))
+    die("'" + m.path + "' was compiled for " + m.chip + "; the GPU '" +
+        gpu.name + "' is sm_" + std::to_string(gpu.ccMajor) +
+        std::to_string(gpu.ccMinor) + " (recompile with --chip=sm_" +
+        std::to_string(gpu.ccMajor) + std::to_string(gpu.ccMinor) + ")");
 }
 
 std::string dirOf(const std::string &path) {
@@ -604,6 +689,17 @@ int main(int argc, char **argv) {
 
   std::string library =
       m.library[0] == '/' ? m.library : dirOf(opts.manifest) + "/" + m.library;
+  // A CUDA step loads its kernels when the library is opened: the driver
+  // must be up first.
+  remat_cuda_device gpu{};
+  if (m.target == "cuda") {
+    char error[512];
+    if (remat_cuda_init(0, error, sizeof(error)) != 0)
+      die("'" + opts.manifest + "' is a CUDA step (" + m.chip +
+          ") and no GPU can be used here: " + error);
+    remat_cuda_get_device(&gpu);
+    checkChip(m, gpu);
+  }
   void *handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle)
     die("cannot load '" + library + "': " + dlerror());
@@ -648,13 +744,19 @@ int main(int argc, char **argv) {
     in.read(static_cast<char *>(step.argument(i)), size);
   }
 
+  step.upload();
   if (opts.gradCheck)
     return gradCheck(m, step, opts);
   if (!opts.saveOutputs.empty() && m.results.size() < 2)
     die("--save-outputs needs a step compiled with --return-gradients");
 
-  std::vector<double> losses, times;
-  int64_t measuredPeak = 0;
+  bool cuda = m.target == "cuda";
+  std::vector<double> losses, times, deviceTimes;
+  int64_t measuredPeak = 0, poolPeak = -1;
+  if (cuda) {
+    remat_cuda_reset_peak();
+    remat_cuda_reset_pool_high();
+  }
   // Steps compiled with --return-gradients also return every gradient: they
   // are hashed, every step, so that two builds can be compared bit for bit.
   uint64_t outputsHash = 0xcbf29ce484222325ULL;
@@ -679,19 +781,24 @@ int main(int argc, char **argv) {
       step.releaseResults();
     }
     remat_rt_stats stats;
-    remat_rt_get_stats(&stats);
+    if (cuda) {
+      remat_cuda_get_stats(&stats);
+      remat_cuda_reset_peak();
+      poolPeak = std::max(poolPeak, remat_cuda_pool_used_high());
+      remat_cuda_reset_pool_high();
+      deviceTimes.push_back(remat_cuda_last_step_device_ms());
+    } else {
+      remat_rt_get_stats(&stats);
+      remat_rt_reset_peak();
+    }
     measuredPeak = std::max(measuredPeak, stats.peakBytes);
-    remat_rt_reset_peak();
     if (!opts.json)
       std::printf("step %d: loss %s (%.1f ms)\n", s + 1,
                   formatNumber(losses.back(), m.results[0].dtype).c_str(), ms);
   }
-  std::vector<double> sorted = times;
-  std::sort(sorted.begin(), sorted.end());
-  double median =
-      sorted.size() % 2
-          ? sorted[sorted.size() / 2]
-          : 0.5 * (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]);
+  double median = medianOf(times);
+  double deviceMedian = cuda ? medianOf(deviceTimes) : -1;
+  step.download();
   uint64_t hash = 0xcbf29ce484222325ULL;
   std::ofstream save;
   if (!opts.saveParams.empty()) {
@@ -733,17 +840,36 @@ int main(int argc, char **argv) {
                 hash);
     if (hashOutputs)
       std::printf(", \"outputs_fnv1a\": \"%016" PRIx64 "\"", outputsHash);
+    if (cuda)
+      std::printf(", \"chip\": \"%s\", \"device\": \"%s\", "
+                  "\"compute_capability\": \"%d.%d\", "
+                  "\"median_device_ms\": %.3f, \"pool_peak_bytes\": %" PRId64
+                  ", \"device_total_bytes\": %" PRId64
+                  ", \"device_free_bytes\": %" PRId64,
+                  m.chip.c_str(), jsonEscape(gpu.name).c_str(), gpu.ccMajor,
+                  gpu.ccMinor, deviceMedian, poolPeak, gpu.totalBytes,
+                  gpu.freeBytes);
     std::printf("}\n");
   } else {
     auto mib = [](int64_t b) { return b / (1024.0 * 1024.0); };
-    std::printf("median step time: %.1f ms (matmul: %s)\n", median,
-                remat_rt_matmul_backend());
+    if (cuda)
+      std::printf("median step time: %.2f ms (device: %.2f ms by CUDA "
+                  "events) on %s (sm_%d%d)\n",
+                  median, deviceMedian, gpu.name, gpu.ccMajor, gpu.ccMinor);
+    else
+      std::printf("median step time: %.1f ms (matmul: %s)\n", median,
+                  remat_rt_matmul_backend());
     std::printf("peak memory: predicted %" PRId64 " bytes (%.1f MiB), "
                 "measured %" PRId64 " bytes (%.1f MiB); fixed part %.1f MiB",
                 m.predictedPeak, mib(m.predictedPeak), measuredPeak,
                 mib(measuredPeak), mib(m.fixedBytes));
     if (m.memoryLimit >= 0)
       std::printf("; limit %.1f MiB", mib(m.memoryLimit));
+    if (cuda)
+      std::printf("\ndevice pool high-water mark (driver): %" PRId64
+                  " bytes (%.1f MiB); device memory %.1f of %.1f GiB free",
+                  poolPeak, mib(poolPeak), gpu.freeBytes / 1073741824.0,
+                  gpu.totalBytes / 1073741824.0);
     std::printf("\npredicted compute: %.3g FLOPs (%.3fx the step without "
                 "remat)\nparameters fnv1a: %016" PRIx64 "\n",
                 m.predictedCost, overhead, hash);

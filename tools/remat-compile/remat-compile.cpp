@@ -11,6 +11,7 @@
 #include "remat/InitAll.h"
 #include "remat/Remat/GraphIO.h"
 
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -49,16 +50,37 @@ namespace cl = llvm::cl;
 using namespace mlir::remat::train;
 
 namespace {
-enum class Emit { Step, Graph, Linalg, LLVMDialect, LLVMIR, Object, Shared };
+enum class Emit {
+  Step,
+  Graph,
+  Linalg,
+  GPU,
+  NVVM,
+  PTX,
+  Cubin,
+  LLVMDialect,
+  LLVMIR,
+  Object,
+  Shared
+};
 }
 
 static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.mlir>"),
                                       cl::init("-"));
 static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
                                        cl::value_desc("file"), cl::init(""));
-static cl::opt<std::string> target("target",
-                                   cl::desc("Target: cpu (cuda comes later)"),
+static cl::opt<std::string> target("target", cl::desc("Target: cpu or cuda"),
                                    cl::init("cpu"));
+static cl::opt<std::string> chip("chip",
+                                 cl::desc("CUDA chip (--target=cuda): sm_90, "
+                                          "sm_80, ..."),
+                                 cl::init("sm_90"));
+static cl::opt<bool> testGPUMapping(
+    "test-gpu-mapping",
+    cl::desc("CPU target: map the step to GPU kernels as for CUDA, then run "
+             "each kernel's threads as loops on the host (tests the mapping "
+             "without a GPU)"),
+    cl::init(false), cl::Hidden);
 static cl::opt<std::string>
     memoryLimit("memory-limit",
                 cl::desc("Peak memory limit (bytes, KiB/MiB/GiB, KB/MB/GB, "
@@ -87,6 +109,11 @@ static cl::opt<Emit> emit(
         clEnumValN(Emit::Graph, "graph",
                    "the remat graph of the step, as JSON for remat-solve"),
         clEnumValN(Emit::Linalg, "linalg", "linalg on tensors"),
+        clEnumValN(Emit::GPU, "gpu",
+                   "CUDA: the GPU dialect, kernels outlined, launches async"),
+        clEnumValN(Emit::NVVM, "nvvm", "CUDA: kernels in the NVVM dialect"),
+        clEnumValN(Emit::PTX, "ptx", "CUDA: the kernels' PTX"),
+        clEnumValN(Emit::Cubin, "cubin", "CUDA: the kernels' cubin (ptxas)"),
         clEnumValN(Emit::LLVMDialect, "llvm-mlir", "the LLVM dialect"),
         clEnumValN(Emit::LLVMIR, "llvm", "LLVM IR after optimization"),
         clEnumValN(Emit::Object, "obj", "an object file"),
@@ -185,6 +212,7 @@ struct StepInfo {
   int64_t predictedPeak = 0, fixedBytes = 0, paramBytes = 0, dataBytes = 0;
   double predictedCost = 0, baselineCost = 0;
   std::optional<int64_t> limit;
+  int64_t kernels = 0;
 };
 } // namespace
 
@@ -378,6 +406,11 @@ static LogicalResult writeManifest(const StepInfo &info, StringRef soPath) {
                                         : llvm::json::Value(nullptr)},
       {"solver", info.limit ? solver.getValue() : "none"},
   };
+  if (target == "cuda") {
+    manifest["chip"] = chip.getValue();
+    manifest["device_code"] = "fatbin";
+    manifest["kernels"] = info.kernels;
+  }
   SmallString<128> path(soPath);
   llvm::sys::path::replace_extension(path, "json");
   return writeFile(path, [&](llvm::raw_fd_ostream &os) {
@@ -406,15 +439,100 @@ static void stripTrainAttributes(ModuleOp module) {
   });
 }
 
+static LogicalResult checkTargetOptions() {
+  if (target != "cpu" && target != "cuda") {
+    llvm::errs() << "remat-compile: unknown target '" << target
+                 << "'; expected: cpu, cuda\n";
+    return failure();
+  }
+  if (target == "cuda") {
+    if (testGPUMapping) {
+      llvm::errs() << "remat-compile: --test-gpu-mapping is for --target=cpu\n";
+      return failure();
+    }
+    auto chips = mlir::remat::cudaChips();
+    if (llvm::none_of(chips, [](auto c) { return c.first == chip; })) {
+      llvm::errs() << "remat-compile: unknown chip '" << chip
+                   << "'; expected one of:";
+      for (auto c : chips)
+        llvm::errs() << " " << c.first;
+      llvm::errs() << "\n";
+      return failure();
+    }
+    return success();
+  }
+  if (chip.getNumOccurrences()) {
+    llvm::errs() << "remat-compile: --chip is for --target=cuda\n";
+    return failure();
+  }
+  if (emit == Emit::GPU || emit == Emit::NVVM || emit == Emit::PTX ||
+      emit == Emit::Cubin) {
+    llvm::errs() << "remat-compile: --emit=gpu, nvvm, ptx and cubin are for "
+                    "--target=cuda\n";
+    return failure();
+  }
+  return success();
+}
+
+/// Writes the device code of the step's one gpu.binary (PTX text or cubin
+/// bytes) to the output.
+static LogicalResult writeDeviceCode(ModuleOp module) {
+  SmallVector<gpu::BinaryOp> binaries(module.getOps<gpu::BinaryOp>());
+  if (binaries.size() != 1 || binaries.front().getObjects().size() != 1)
+    return module.emitError("internal error: expected one device binary, "
+                            "found ")
+           << binaries.size();
+  auto object = cast<gpu::ObjectAttr>(binaries.front().getObjects()[0]);
+  return writeFile(outputOrStdout(), [&](llvm::raw_fd_ostream &os) {
+    os << object.getObject().getValue();
+    return success();
+  });
+}
+
+/// Lowers bufferizable linalg to the LLVM dialect with embedded device code,
+/// stopping early for the CUDA --emit stages. Returns true when it wrote the
+/// requested output itself.
+static FailureOr<bool> lowerForCUDA(ModuleOp module, StepInfo &info) {
+  auto wrote = [](LogicalResult r) -> FailureOr<bool> {
+    if (failed(r))
+      return failure();
+    return true;
+  };
+  mlir::remat::CUDAOptions options;
+  options.chip = chip;
+  options.format = emit == Emit::PTX     ? "isa"
+                   : emit == Emit::Cubin ? "bin"
+                                         : "fatbin";
+  PassManager map(module->getName());
+  if (failed(mlir::remat::buildBufferizationStage(map)) ||
+      failed(mlir::remat::buildGPUMappingStage(map, options)) ||
+      failed(map.run(module)))
+    return failure();
+  for (auto m : module.getOps<gpu::GPUModuleOp>())
+    info.kernels += llvm::range_size(m.getOps<gpu::GPUFuncOp>());
+  if (emit == Emit::GPU)
+    return wrote(printModule(module));
+  PassManager nvvm(module->getName());
+  if (failed(mlir::remat::buildCUDAToNVVMStage(nvvm, options)) ||
+      failed(nvvm.run(module)))
+    return failure();
+  if (emit == Emit::NVVM)
+    return wrote(printModule(module));
+  PassManager binary(module->getName());
+  if (failed(mlir::remat::buildCUDABinaryStage(binary, options)) ||
+      failed(binary.run(module)))
+    return failure();
+  if (emit == Emit::PTX || emit == Emit::Cubin)
+    return wrote(writeDeviceCode(module));
+  return false;
+}
+
 static LogicalResult compile(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module)
     return failure();
-  if (target != "cpu") {
-    llvm::errs() << "remat-compile: unknown target '" << target
-                 << "'; expected: cpu\n";
+  if (failed(checkTargetOptions()))
     return failure();
-  }
   FailureOr<func::FuncOp> model = findModel(*module);
   if (failed(model))
     return failure();
@@ -469,11 +587,23 @@ static LogicalResult compile(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
   if (emit == Emit::Linalg)
     return printModule(*module);
   (*model)->setAttr("llvm.emit_c_interface", UnitAttr::get(&context));
-  PassManager lower(module.get()->getName());
-  if (failed(mlir::remat::buildBufferizationStage(lower)) ||
-      failed(mlir::remat::buildCPUToLLVMStage(lower)) ||
-      failed(lower.run(*module)))
-    return failure();
+  if (target == "cuda") {
+    FailureOr<bool> done = lowerForCUDA(*module, info);
+    if (failed(done) || *done)
+      return done;
+  } else {
+    PassManager lower(module.get()->getName());
+    mlir::remat::CUDAOptions mapping;
+    if (failed(mlir::remat::buildBufferizationStage(lower)) ||
+        (testGPUMapping &&
+         (failed(mlir::remat::buildGPUMappingStage(lower, mapping,
+                                                   /*outline=*/false)) ||
+          failed(parsePassPipeline("func.func(remat-test-gpu-to-loops)",
+                                   lower)))) ||
+        failed(mlir::remat::buildCPUToLLVMStage(lower)) ||
+        failed(lower.run(*module)))
+      return failure();
+  }
   if (emit == Emit::LLVMDialect)
     return printModule(*module);
   stripTrainAttributes(*module);

@@ -8,8 +8,9 @@
 #define REMAT_CONVERSION_PASSES_H
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -19,6 +20,10 @@
 #include "mlir/Pass/Pass.h"
 
 namespace mlir::remat {
+
+/// Marks an scf.for nest, emitted by the train lowering, whose iterations
+/// write disjoint parts of its result: the GPU lowering runs them as threads.
+inline constexpr llvm::StringLiteral kParallelLoopAttr = "remat.parallel";
 
 #define GEN_PASS_DECL
 #include "remat/Conversion/Passes.h.inc"

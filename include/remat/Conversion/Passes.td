@@ -55,4 +55,49 @@ def RematMatmulToRuntime : Pass<"remat-matmul-to-runtime", "func::FuncOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def RematMapToGPU : Pass<"remat-map-to-gpu", "func::FuncOp"> {
+  let summary = "Turns a bufferized step's loop nests into GPU kernels";
+  let description = [{
+    Runs after `convert-linalg-to-parallel-loops` on a bufferized step. Each
+    top-level `scf.parallel` without reductions, and each `scf.for` nest the
+    train lowering marked `remat.parallel`, becomes a `gpu.launch` over its
+    linearized iteration space (the innermost dimension fastest, so
+    neighbouring threads access neighbouring elements). Remaining top-level
+    compute (scalar reductions, scatters) runs in one-thread kernels, since
+    the host cannot read device memory. `memref.alloc` / `memref.dealloc`
+    become `gpu.alloc` / `gpu.dealloc` in place, so the schedule's
+    allocation order, and thus its peak, is the device's. Loads from splat
+    constant globals become constants.
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
+           "Threads per block">,
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def RematMergeGPUModules : Pass<"remat-merge-gpu-modules", "ModuleOp"> {
+  let summary = "Moves all outlined kernels into one gpu.module";
+  let description = [{
+    `gpu-kernel-outlining` gives every kernel its own `gpu.module`; after
+    this pass the step has one device module, so one PTX file, one cubin and
+    one module load at run time. Kernels are renamed uniquely and the
+    `gpu.launch_func` ops follow.
+  }];
+}
+
+def RematTestGPUToLoops : Pass<"remat-test-gpu-to-loops", "func::FuncOp"> {
+  let summary = "Runs remat-map-to-gpu's kernels as host loops (for tests)";
+  let description = [{
+    Replaces each `gpu.launch` built by `remat-map-to-gpu` with loops over
+    its blocks and threads, and `gpu.alloc` / `gpu.dealloc` with their
+    memref forms, so that the CPU pipeline can run the GPU mapping and
+    tests can compare it with the CPU build without a GPU.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 #endif // REMAT_CONVERSION_PASSES_TD

@@ -22,8 +22,39 @@ LogicalResult buildCPUToLLVMStage(OpPassManager &pm);
 /// All three stages: `remat-cpu-pipeline`.
 LogicalResult buildCPUPipeline(OpPassManager &pm);
 
-/// Registers `remat-cpu-pipeline`, `remat-bufferize-pipeline` and
-/// `remat-cpu-to-llvm-pipeline`.
+/// The CUDA target's code generation choices.
+struct CUDAOptions {
+  std::string chip = "sm_90";
+  /// gpu-module-to-binary's format: isa (PTX), bin (cubin) or fatbin.
+  std::string format = "fatbin";
+  int64_t blockSize = 256;
+  /// Optimization level of the device code (NVPTX backend and ptxas).
+  unsigned optLevel = 3;
+};
+
+/// The chips the CUDA target accepts, and the PTX feature each needs.
+ArrayRef<std::pair<StringRef, StringRef>> cudaChips();
+
+/// Bufferized memrefs -> one gpu.launch per loop nest, device allocations;
+/// with `outline`, the kernels moved into one gpu.module and every launch
+/// async on one stream.
+LogicalResult buildGPUMappingStage(OpPassManager &pm,
+                                   const CUDAOptions &options,
+                                   bool outline = true);
+/// gpu.launch -> gpu.module kernels and async launches on one stream, the
+/// kernels in NVVM and the host in (mostly) the LLVM dialect.
+LogicalResult buildCUDAToNVVMStage(OpPassManager &pm,
+                                   const CUDAOptions &options);
+/// Device code -> a gpu.binary (ptxas), host code -> LLVM dialect with
+/// calls to the runtime's mgpu* functions.
+LogicalResult buildCUDABinaryStage(OpPassManager &pm,
+                                   const CUDAOptions &options);
+/// linalg on tensors to the LLVM dialect with embedded device code:
+/// `remat-cuda-pipeline`.
+LogicalResult buildCUDAPipeline(OpPassManager &pm, const CUDAOptions &options);
+
+/// Registers `remat-cpu-pipeline`, `remat-bufferize-pipeline`,
+/// `remat-cpu-to-llvm-pipeline` and `remat-cuda-pipeline`.
 void registerPipelines();
 
 } // namespace mlir::remat

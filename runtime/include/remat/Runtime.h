@@ -38,6 +38,37 @@ void remat_rt_reset_peak(void);
 /// Which matmul implementation the runtime was built with.
 const char *remat_rt_matmul_backend(void);
 
+/* The CUDA target (runtime/lib/Cuda.cpp): the driver is loaded at run time,
+ * so these exist on every machine and remat_cuda_init says why a GPU cannot
+ * be used. Device memory is counted like host memory. */
+
+typedef struct {
+  char name[256];
+  int ccMajor, ccMinor;
+  int driverVersion;
+  int64_t totalBytes, freeBytes;
+} remat_cuda_device;
+
+/// Loads libcuda.so.1 and makes device `ordinal`'s primary context current.
+/// Returns 0, or -1 with the reason in `error`.
+int remat_cuda_init(int ordinal, char *error, size_t errorSize);
+void remat_cuda_get_device(remat_cuda_device *info);
+/// Counted device allocation and free (the process ends with a message when
+/// the device is out of memory).
+void *remat_cuda_alloc(size_t bytes);
+void remat_cuda_free(void *ptr);
+void remat_cuda_upload(void *deviceDst, const void *hostSrc, size_t bytes);
+void remat_cuda_download(void *hostDst, const void *deviceSrc, size_t bytes);
+void remat_cuda_get_stats(remat_rt_stats *stats);
+void remat_cuda_reset_peak(void);
+/// The driver's high-water mark of memory used from the default pool since
+/// the last reset (-1 when unavailable): a cross-check of the own count.
+int64_t remat_cuda_pool_used_high(void);
+void remat_cuda_reset_pool_high(void);
+/// Milliseconds between the last step's stream creation and its final
+/// synchronization, from CUDA events (-1 before any step).
+double remat_cuda_last_step_device_ms(void);
+
 #ifdef __cplusplus
 }
 #endif

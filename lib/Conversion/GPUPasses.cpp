@@ -1,0 +1,491 @@
+//===- GPUPasses.cpp - Bufferized step to GPU kernels ---------------------===//
+//
+// Upstream's parallel-loop mapping needs nested scf.parallel levels to give
+// blocks and threads and maps at most three dimensions; the step's loops are
+// flat nests of any rank, and the lowering also emits scf.for nests whose
+// iterations are independent (row-wise ops). Every such nest becomes one
+// kernel over its linearized iteration space, the innermost dimension
+// fastest so neighbouring threads touch neighbouring elements. What is left
+// (scalar reductions, scatters) runs in one-thread kernels, since the host
+// cannot read device memory. Allocation and deallocation stay on the host, in
+// the order the schedule put them, as gpu.alloc / gpu.dealloc.
+//
+//===----------------------------------------------------------------------===//
+
+#include "remat/Conversion/Passes.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+#include "llvm/ADT/SmallPtrSet.h"
+
+namespace mlir::remat {
+#define GEN_PASS_DEF_REMATMAPTOGPU
+#define GEN_PASS_DEF_REMATTESTGPUTOLOOPS
+#define GEN_PASS_DEF_REMATMERGEGPUMODULES
+#include "remat/Conversion/Passes.h.inc"
+} // namespace mlir::remat
+
+using namespace mlir;
+using namespace mlir::remat;
+
+/// Replaces loads from constant splat globals by the constant: the globals
+/// live in host memory, which kernels cannot read.
+static LogicalResult foldConstantGlobals(func::FuncOp func) {
+  SmallVector<memref::LoadOp> loads;
+  func.walk([&](memref::LoadOp load) {
+    if (load.getMemRef().getDefiningOp<memref::GetGlobalOp>())
+      loads.push_back(load);
+  });
+  for (memref::LoadOp load : loads) {
+    auto get = load.getMemRef().getDefiningOp<memref::GetGlobalOp>();
+    auto global = SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(
+        get, get.getNameAttr());
+    auto init =
+        global && global.getConstant()
+            ? dyn_cast_or_null<DenseElementsAttr>(global.getConstantInitValue())
+            : DenseElementsAttr();
+    if (!init || !init.isSplat())
+      continue;
+    OpBuilder b(load);
+    Value c = arith::ConstantOp::create(
+        b, load.getLoc(), cast<TypedAttr>(init.getSplatValue<Attribute>()));
+    load.replaceAllUsesWith(c);
+    load.erase();
+  }
+  WalkResult result = func.walk([&](memref::GetGlobalOp get) {
+    if (get->use_empty()) {
+      get.erase();
+      return WalkResult::advance();
+    }
+    get.emitError("the CUDA target supports only splat constants; '")
+        << get.getName() << "' would be read from host memory by a kernel";
+    return WalkResult::interrupt();
+  });
+  return failure(result.wasInterrupted());
+}
+
+static Value indexConst(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+
+namespace {
+/// One dimension of an iteration space with static bounds.
+struct Dim {
+  int64_t lower, step, extent;
+};
+
+/// A kernel of `threads` threads in blocks of `blockSize`, whose body
+/// computes the thread's linear index and, when it is in range, calls
+/// `body` with the induction variables of `dims` (innermost fastest).
+static void buildKernel(OpBuilder &b, Location loc, ArrayRef<Dim> dims,
+                        int64_t blockSize,
+                        function_ref<void(OpBuilder &, ValueRange)> body) {
+  int64_t total = 1;
+  for (const Dim &d : dims)
+    total *= d.extent;
+  int64_t block = std::max<int64_t>(1, std::min(blockSize, total));
+  int64_t grid = (total + block - 1) / block;
+  Value one = indexConst(b, loc, 1);
+  auto launch = gpu::LaunchOp::create(b, loc, indexConst(b, loc, grid), one,
+                                      one, indexConst(b, loc, block), one, one);
+  Block &entry = launch.getBody().front();
+  OpBuilder kb = OpBuilder::atBlockEnd(&entry);
+  Value id = arith::AddIOp::create(
+      kb, loc,
+      arith::MulIOp::create(kb, loc, launch.getBlockIds().x,
+                            launch.getBlockSize().x),
+      launch.getThreadIds().x);
+  gpu::TerminatorOp::create(kb, loc);
+  kb.setInsertionPoint(entry.getTerminator());
+  auto emitBody = [&](OpBuilder &ib) {
+    SmallVector<Value> ivs(dims.size());
+    Value rest = id;
+    for (int d = static_cast<int>(dims.size()) - 1; d >= 0; --d) {
+      Value extent = indexConst(ib, loc, dims[d].extent);
+      Value pos = d == 0 ? rest : arith::RemUIOp::create(ib, loc, rest, extent);
+      if (d > 0)
+        rest = arith::DivUIOp::create(ib, loc, rest, extent);
+      ivs[d] = arith::AddIOp::create(
+          ib, loc,
+          arith::MulIOp::create(ib, loc, pos,
+                                indexConst(ib, loc, dims[d].step)),
+          indexConst(ib, loc, dims[d].lower));
+    }
+    body(ib, ivs);
+  };
+  if (grid * block == total) {
+    emitBody(kb);
+    return;
+  }
+  Value inRange = arith::CmpIOp::create(kb, loc, arith::CmpIPredicate::ult, id,
+                                        indexConst(kb, loc, total));
+  auto guard = scf::IfOp::create(kb, loc, inRange, /*withElseRegion=*/false);
+  OpBuilder tb = guard.getThenBodyBuilder();
+  emitBody(tb);
+}
+
+static std::optional<Dim> staticDim(Value lb, Value ub, Value step) {
+  std::optional<int64_t> l = getConstantIntValue(lb),
+                         u = getConstantIntValue(ub),
+                         s = getConstantIntValue(step);
+  if (!l || !u || !s || *s <= 0 || *u <= *l)
+    return std::nullopt;
+  return Dim{*l, *s, (*u - *l + *s - 1) / *s};
+}
+
+struct MapToGPUPass
+    : public mlir::remat::impl::RematMapToGPUBase<MapToGPUPass> {
+  using RematMapToGPUBase::RematMapToGPUBase;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (func.isExternal())
+      return;
+    if (!func.getBody().hasOneBlock()) {
+      func.emitError("expects a step function of one block");
+      return signalPassFailure();
+    }
+    if (failed(foldConstantGlobals(func)) || failed(mapBody(func)) ||
+        failed(moveAllocationsToDevice(func)))
+      return signalPassFailure();
+  }
+
+  /// A parallel loop nest with static bounds and no reductions, from
+  /// convert-linalg-to-parallel-loops: one thread per iteration.
+  bool mapParallel(scf::ParallelOp loop) {
+    if (!loop.getInitVals().empty())
+      return false;
+    SmallVector<Dim> dims;
+    for (auto [lb, ub, step] : llvm::zip(
+             loop.getLowerBound(), loop.getUpperBound(), loop.getStep())) {
+      std::optional<Dim> d = staticDim(lb, ub, step);
+      if (!d)
+        return false;
+      dims.push_back(*d);
+    }
+    OpBuilder b(loop);
+    buildKernel(b, loop.getLoc(), dims, blockSize,
+                [&](OpBuilder &kb, ValueRange ivs) {
+                  IRMapping map;
+                  map.map(loop.getInductionVars(), ivs);
+                  for (Operation &op : loop.getBody()->without_terminator())
+                    kb.clone(op, map);
+                });
+    loop.erase();
+    return true;
+  }
+
+  /// An scf.for nest the lowering marked parallel: the marked loops that are
+  /// perfectly nested (besides constants) become the kernel's threads.
+  bool mapParallelFor(scf::ForOp outer) {
+    if (!outer->hasAttr(kParallelLoopAttr) || outer.getNumResults() != 0)
+      return false;
+    SmallVector<scf::ForOp> nest = {outer};
+    while (true) {
+      scf::ForOp inner;
+      bool perfect = true;
+      for (Operation &op : nest.back().getBody()->without_terminator()) {
+        auto f = dyn_cast<scf::ForOp>(op);
+        if (f && !inner && f->hasAttr(kParallelLoopAttr) &&
+            f.getNumResults() == 0)
+          inner = f;
+        else if (!isa<arith::ConstantOp>(op))
+          perfect = false;
+      }
+      if (!inner || !perfect)
+        break;
+      nest.push_back(inner);
+    }
+    SmallVector<Dim> dims;
+    for (scf::ForOp f : nest) {
+      std::optional<Dim> d =
+          staticDim(f.getLowerBound(), f.getUpperBound(), f.getStep());
+      if (!d)
+        return false;
+      dims.push_back(*d);
+    }
+    OpBuilder b(outer);
+    buildKernel(b, outer.getLoc(), dims, blockSize,
+                [&](OpBuilder &kb, ValueRange ivs) {
+                  IRMapping map;
+                  for (auto [f, iv] : llvm::zip(nest, ivs))
+                    map.map(f.getInductionVar(), iv);
+                  for (auto [i, f] : llvm::enumerate(nest))
+                    for (Operation &op : f.getBody()->without_terminator())
+                      if (i + 1 == nest.size() || &op != nest[i + 1])
+                        kb.clone(op, map);
+                });
+    outer.erase();
+    return true;
+  }
+
+  /// An scf.for nest around one scf.parallel, as convert-linalg-to-parallel-
+  /// loops emits for reductions over outer dimensions (a bias gradient):
+  /// linalg's parallel dimensions index distinct outputs, so each thread
+  /// runs the whole reduction for its own elements, in the original order.
+  bool mapReductionNest(scf::ForOp outer) {
+    if (outer.getNumResults() != 0)
+      return false;
+    SmallVector<scf::ForOp> nest = {outer};
+    scf::ParallelOp inner;
+    while (!inner) {
+      Operation *next = nullptr;
+      for (Operation &op : nest.back().getBody()->without_terminator()) {
+        if (isa<arith::ConstantOp>(op))
+          continue;
+        if (next)
+          return false;
+        next = &op;
+      }
+      if (auto f = dyn_cast_or_null<scf::ForOp>(next);
+          f && f.getNumResults() == 0)
+        nest.push_back(f);
+      else if (auto p = dyn_cast_or_null<scf::ParallelOp>(next);
+               p && p.getInitVals().empty())
+        inner = p;
+      else
+        return false;
+    }
+    SmallVector<Dim> dims;
+    for (auto [lb, ub, step] : llvm::zip(
+             inner.getLowerBound(), inner.getUpperBound(), inner.getStep())) {
+      std::optional<Dim> d = staticDim(lb, ub, step);
+      if (!d)
+        return false;
+      dims.push_back(*d);
+    }
+    OpBuilder b(outer);
+    buildKernel(b, outer.getLoc(), dims, blockSize,
+                [&](OpBuilder &kb, ValueRange ivs) {
+                  IRMapping map;
+                  map.map(inner.getInductionVars(), ivs);
+                  OpBuilder::InsertionGuard guard(kb);
+                  for (scf::ForOp f : nest) {
+                    auto loop = scf::ForOp::create(
+                        kb, f.getLoc(), map.lookupOrDefault(f.getLowerBound()),
+                        map.lookupOrDefault(f.getUpperBound()),
+                        map.lookupOrDefault(f.getStep()));
+                    map.map(f.getInductionVar(), loop.getInductionVar());
+                    kb.setInsertionPoint(loop.getBody()->getTerminator());
+                    for (Operation &op : f.getBody()->without_terminator())
+                      if (isa<arith::ConstantOp>(op))
+                        kb.clone(op, map);
+                  }
+                  for (Operation &op : inner.getBody()->without_terminator())
+                    kb.clone(op, map);
+                });
+    outer.erase();
+    return true;
+  }
+
+  /// Moves `run` (ops in order, with host-only ops possibly between them)
+  /// into a one-thread kernel placed at the last op of the run.
+  LogicalResult wrapSerial(ArrayRef<Operation *> run) {
+    if (run.empty())
+      return success();
+    Operation *last = run.back();
+    Location loc = run.front()->getLoc();
+    OpBuilder b(last);
+    Value one = indexConst(b, loc, 1);
+    auto launch = gpu::LaunchOp::create(b, loc, one, one, one, one, one, one);
+    Block &entry = launch.getBody().front();
+    OpBuilder kb = OpBuilder::atBlockEnd(&entry);
+    auto term = gpu::TerminatorOp::create(kb, loc);
+    for (Operation *op : run)
+      op->moveBefore(term);
+    for (Operation *op : run)
+      for (Value v : op->getResults())
+        for (Operation *user : v.getUsers())
+          if (!launch->isProperAncestor(user))
+            return op->emitError("the CUDA target cannot use a value computed "
+                                 "on the device in host code");
+    return success();
+  }
+
+  /// Ops that stay on the host: allocation and views (pointer arithmetic
+  /// on descriptors), and pure ops on host values.
+  static bool isHostOp(Operation &op,
+                       const llvm::SmallPtrSetImpl<Operation *> &device) {
+    if (isa<memref::AllocOp, memref::DeallocOp, func::ReturnOp, gpu::LaunchOp>(
+            op) ||
+        isa<ViewLikeOpInterface>(op))
+      return true;
+    if (!isPure(&op) || op.getNumRegions() != 0)
+      return false;
+    return llvm::none_of(op.getOperands(), [&](Value v) {
+      Operation *def = v.getDefiningOp();
+      return def && device.contains(def);
+    });
+  }
+
+  LogicalResult mapBody(func::FuncOp func) {
+    Block &body = func.getBody().front();
+    llvm::SmallPtrSet<Operation *, 16> device;
+    SmallVector<Operation *> run;
+    auto flush = [&]() {
+      LogicalResult r = wrapSerial(run);
+      run.clear();
+      device.clear();
+      return r;
+    };
+    for (Operation &op : llvm::make_early_inc_range(body)) {
+      if (auto loop = dyn_cast<scf::ParallelOp>(op)) {
+        if (failed(flush()))
+          return failure();
+        if (mapParallel(loop))
+          continue;
+      } else if (auto loop = dyn_cast<scf::ForOp>(op)) {
+        if (failed(flush()))
+          return failure();
+        if (loop->hasAttr(kParallelLoopAttr) ? mapParallelFor(loop)
+                                             : mapReductionNest(loop))
+          continue;
+      }
+      // A free ends a run: moving compute across it would change the peak.
+      if (isa<memref::DeallocOp, func::ReturnOp, gpu::LaunchOp>(op)) {
+        if (failed(flush()))
+          return failure();
+        continue;
+      }
+      if (isHostOp(op, device))
+        continue;
+      run.push_back(&op);
+      device.insert(&op);
+    }
+    return flush();
+  }
+
+  LogicalResult moveAllocationsToDevice(func::FuncOp func) {
+    SmallVector<Operation *> allocs;
+    WalkResult result = func.walk([&](Operation *op) {
+      if (!isa<memref::AllocOp, memref::DeallocOp>(op))
+        return WalkResult::advance();
+      if (op->getParentOp() != func) {
+        op->emitError("the CUDA target allocates device memory only at the "
+                      "top level of the step");
+        return WalkResult::interrupt();
+      }
+      allocs.push_back(op);
+      return WalkResult::advance();
+    });
+    if (result.wasInterrupted())
+      return failure();
+    for (Operation *op : allocs) {
+      OpBuilder b(op);
+      if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
+        auto dev = gpu::AllocOp::create(
+            b, alloc.getLoc(), alloc.getType(), /*asyncToken=*/Type(),
+            ValueRange{}, alloc.getDynamicSizes(), alloc.getSymbolOperands(),
+            /*hostShared=*/false);
+        alloc.replaceAllUsesWith(dev.getMemref());
+      } else {
+        gpu::DeallocOp::create(b, op->getLoc(), /*asyncToken=*/Type(),
+                               ValueRange{},
+                               cast<memref::DeallocOp>(op).getMemref());
+      }
+      op->erase();
+    }
+    return success();
+  }
+};
+
+/// Moves every outlined kernel into one gpu.module, so that the step has
+/// one device binary: one PTX file, one cubin, one module load.
+struct MergeGPUModulesPass
+    : public mlir::remat::impl::RematMergeGPUModulesBase<MergeGPUModulesPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<gpu::GPUModuleOp> modules(module.getOps<gpu::GPUModuleOp>());
+    if (modules.size() < 2)
+      return;
+    gpu::GPUModuleOp merged = modules.front();
+    SymbolTable table(merged);
+    DenseMap<std::pair<StringAttr, StringAttr>, StringAttr> renamed;
+    for (gpu::GPUModuleOp from : ArrayRef(modules).drop_front()) {
+      for (Operation &op :
+           llvm::make_early_inc_range(from.getBody()->getOperations())) {
+        auto symbol = dyn_cast<SymbolOpInterface>(op);
+        if (!symbol) {
+          op.emitError("cannot merge a non-symbol op into one gpu.module");
+          return signalPassFailure();
+        }
+        StringAttr old = symbol.getNameAttr();
+        op.moveBefore(merged.getBody(), merged.getBody()->end());
+        // Outlined kernels share their function's name; the insert renames
+        // them uniquely.
+        renamed[{from.getNameAttr(), old}] = table.insert(&op);
+      }
+      from.erase();
+    }
+    module.walk([&](gpu::LaunchFuncOp launch) {
+      SymbolRefAttr kernel = launch.getKernel();
+      auto it =
+          renamed.find({kernel.getRootReference(), kernel.getLeafReference()});
+      if (it == renamed.end())
+        return;
+      launch.setKernelAttr(SymbolRefAttr::get(
+          merged.getNameAttr(), {FlatSymbolRefAttr::get(it->second)}));
+    });
+  }
+};
+
+/// Runs kernels as loops on the host: every thread of every block in turn.
+/// Valid for the kernels remat-map-to-gpu builds (no barriers, no shared
+/// memory), and lets the CPU check the mapping.
+struct TestGPUToLoopsPass
+    : public mlir::remat::impl::RematTestGPUToLoopsBase<TestGPUToLoopsPass> {
+  void runOnOperation() override {
+    SmallVector<gpu::LaunchOp> launches;
+    getOperation().walk([&](gpu::LaunchOp l) { launches.push_back(l); });
+    for (gpu::LaunchOp launch : launches) {
+      if (!launch.getBody().hasOneBlock()) {
+        launch.emitError("expects a kernel of one block");
+        return signalPassFailure();
+      }
+      OpBuilder b(launch);
+      Location loc = launch.getLoc();
+      Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
+      auto blocks =
+          scf::ForOp::create(b, loc, zero, launch.getGridSizeX(), one);
+      b.setInsertionPoint(blocks.getBody()->getTerminator());
+      auto threads =
+          scf::ForOp::create(b, loc, zero, launch.getBlockSizeX(), one);
+      b.setInsertionPoint(threads.getBody()->getTerminator());
+      IRMapping map;
+      map.map(launch.getBlockIds().x, blocks.getInductionVar());
+      map.map(launch.getThreadIds().x, threads.getInductionVar());
+      map.map(launch.getBlockSize().x, launch.getBlockSizeX());
+      map.map(launch.getGridSize().x, launch.getGridSizeX());
+      for (Value v : {launch.getBlockIds().y, launch.getBlockIds().z,
+                      launch.getThreadIds().y, launch.getThreadIds().z})
+        map.map(v, zero);
+      for (Value v : {launch.getBlockSize().y, launch.getBlockSize().z,
+                      launch.getGridSize().y, launch.getGridSize().z})
+        map.map(v, one);
+      for (Operation &op : launch.getBody().front().without_terminator())
+        b.clone(op, map);
+      launch.erase();
+    }
+    SmallVector<Operation *> ops;
+    getOperation().walk([&](Operation *op) {
+      if (isa<gpu::AllocOp, gpu::DeallocOp>(op))
+        ops.push_back(op);
+    });
+    for (Operation *op : ops) {
+      OpBuilder b(op);
+      if (auto alloc = dyn_cast<gpu::AllocOp>(op)) {
+        auto host = memref::AllocOp::create(b, alloc.getLoc(), alloc.getType(),
+                                            alloc.getDynamicSizes(),
+                                            alloc.getSymbolOperands());
+        alloc.getMemref().replaceAllUsesWith(host);
+      } else {
+        memref::DeallocOp::create(b, op->getLoc(),
+                                  cast<gpu::DeallocOp>(op).getMemref());
+      }
+      op->erase();
+    }
+  }
+};
+} // namespace
