@@ -10,7 +10,7 @@ from lit.llvm import llvm_config
 config.name = "REMAT"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".test"]
-config.excludes = ["Inputs", "check-schedule.py", "check-e2e.py", "torch-oracle.py", "lit.cfg.py", "lit.site.cfg.py"]
+config.excludes = ["Inputs", "check-schedule.py", "check-e2e.py", "check-close.py", "check-cubin.py", "torch-oracle.py", "lit.cfg.py", "lit.site.cfg.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.remat_obj_root, "test")
 

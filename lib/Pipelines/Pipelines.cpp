@@ -112,10 +112,12 @@ LogicalResult mlir::remat::buildCUDAToNVVMStage(OpPassManager &pm,
 
 LogicalResult mlir::remat::buildCUDABinaryStage(OpPassManager &pm,
                                                 const CUDAOptions &options) {
+  std::string toolkit =
+      options.toolkit.empty() ? "" : " toolkit=" + options.toolkit;
   std::string stage = llvm::formatv(
-      "gpu-to-llvm,gpu-module-to-binary{{format={0}},"
+      "gpu-to-llvm,gpu-module-to-binary{{format={0}{1}},"
       "convert-math-to-llvm,canonicalize,cse,reconcile-unrealized-casts",
-      options.format);
+      options.format, toolkit);
   return parsePassPipeline(stage, pm);
 }
 

@@ -146,6 +146,12 @@ void *allocate(size_t bytes, CUstream stream) {
   State &s = state();
   requireReady("device allocation");
   CUdeviceptr p = 0;
+  int64_t cap = remat_rt_memory_cap();
+  if (cap >= 0 && s.current + static_cast<int64_t>(bytes) > cap)
+    fatal("out of device memory: the step asked for %zu bytes with %lld "
+          "bytes of its own allocated (over --memory-cap %lld)",
+          bytes, static_cast<long long>(s.current),
+          static_cast<long long>(cap));
   // Zero-byte buffers (empty tensors) still need a distinct pointer.
   CUresult r = s.d.cuMemAllocAsync(&p, bytes ? bytes : 1, stream);
   if (r == kOutOfMemory) {

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -21,6 +22,7 @@
 namespace {
 constexpr size_t kHeader = 64;
 std::atomic<int64_t> currentBytes{0}, peakBytes{0}, allocations{0}, frees{0};
+std::atomic<int64_t> memoryCap{-1};
 
 void notePeak(int64_t now) {
   int64_t peak = peakBytes.load(std::memory_order_relaxed);
@@ -70,7 +72,13 @@ template <typename T> bool rowMajor(const MemRef<T, 2> *m) {
 
 extern "C" {
 
+void remat_rt_set_memory_cap(int64_t bytes) { memoryCap.store(bytes); }
+int64_t remat_rt_memory_cap(void) { return memoryCap.load(); }
+
 void *remat_rt_alloc(size_t bytes) {
+  int64_t cap = memoryCap.load();
+  if (cap >= 0 && currentBytes.load() + static_cast<int64_t>(bytes) > cap)
+    return nullptr;
   void *base = nullptr;
   if (posix_memalign(&base, kHeader, bytes + kHeader) != 0)
     return nullptr;
@@ -114,8 +122,17 @@ const char *remat_rt_matmul_backend(void) {
 // use-generic-functions=true).
 void *_mlir_memref_to_llvm_alloc(size_t bytes) {
   void *p = remat_rt_alloc(bytes);
-  if (!p)
-    std::abort(); // the step has no way to report failure; see remat-run
+  if (!p) {
+    // The step has no way to report failure: end the process, clearly.
+    std::fflush(stdout);
+    int64_t cap = memoryCap.load();
+    std::fprintf(stderr,
+                 "remat-run: error: out of memory: the step asked for %zu "
+                 "bytes with %lld bytes allocated%s\n",
+                 bytes, static_cast<long long>(currentBytes.load()),
+                 cap >= 0 ? " (over --memory-cap)" : "");
+    std::_Exit(1);
+  }
   return p;
 }
 void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment, size_t bytes) {

@@ -316,6 +316,7 @@ std::string formatNumber(double v, const std::string &dtype) {
 struct Options {
   std::string manifest;
   int steps = 5;
+  int64_t memoryCap = -1;
   uint64_t seed = 0;
   bool json = false, verbose = false;
   int gradCheck = 0;
@@ -330,6 +331,7 @@ void usage() {
   std::fprintf(stderr, "usage: remat-run MANIFEST.json [--steps=N] [--seed=S] "
                        "[--input=NAME=FILE]... [--inputs-dir=DIR] "
                        "[--save-params=FILE] [--save-outputs=FILE] "
+                       "[--memory-cap=BYTES] "
                        "[--grad-check=K [--grad-eps=E] [--grad-rtol=R] "
                        "[--verbose]] [--json]\n");
 }
@@ -376,6 +378,8 @@ Options parseOptions(int argc, char **argv) {
       std::exit(0);
     } else if (is("--steps"))
       o.steps = static_cast<int>(integer("--steps", 1));
+    else if (is("--memory-cap"))
+      o.memoryCap = integer("--memory-cap", 0);
     else if (is("--seed"))
       o.seed = static_cast<uint64_t>(integer("--seed", 0));
     else if (is("--grad-check"))
@@ -677,6 +681,9 @@ extern "C" void onAbort(int) {
 int main(int argc, char **argv) {
   std::signal(SIGABRT, onAbort);
   Options opts = parseOptions(argc, argv);
+  // Pretend the memory (host or device) is this small: how a step that does
+  // not fit fails, testable anywhere.
+  remat_rt_set_memory_cap(opts.memoryCap);
   Manifest m = loadManifest(opts.manifest);
   for (auto &[name, file] : opts.inputs) {
     bool found = false;

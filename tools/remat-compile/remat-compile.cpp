@@ -75,6 +75,11 @@ static cl::opt<std::string> chip("chip",
                                  cl::desc("CUDA chip (--target=cuda): sm_90, "
                                           "sm_80, ..."),
                                  cl::init("sm_90"));
+static cl::opt<std::string> cudaPath(
+    "cuda-path",
+    cl::desc("CUDA toolkit with bin/ptxas (default: $CUDA_ROOT, $CUDA_HOME, "
+             "$CUDA_PATH, /usr/local/cuda, then $PATH)"),
+    cl::init(""));
 static cl::opt<bool> testGPUMapping(
     "test-gpu-mapping",
     cl::desc("CPU target: map the step to GPU kernels as for CUDA, then run "
@@ -489,6 +494,48 @@ static LogicalResult writeDeviceCode(ModuleOp module) {
   });
 }
 
+/// The CUDA toolkit holding `tools` (ptxas, and fatbinary for a fatbin), in
+/// upstream's search order: $CUDA_ROOT, $CUDA_HOME, $CUDA_PATH, the usual
+/// install path, then $PATH; only --cuda-path when given. Empty, with a
+/// message, when there is none.
+static std::string findCUDAToolkit(ArrayRef<StringRef> tools) {
+  auto has = [&](StringRef dir) {
+    return llvm::all_of(tools, [&](StringRef tool) {
+      SmallString<128> path(dir);
+      llvm::sys::path::append(path, "bin", tool);
+      return llvm::sys::fs::can_execute(path);
+    });
+  };
+  if (!cudaPath.empty()) {
+    if (has(cudaPath))
+      return cudaPath;
+    llvm::errs() << "remat-compile: error: --cuda-path=" << cudaPath
+                 << " has no bin/" << llvm::join(tools, " or bin/")
+                 << "; --emit=ptx needs neither\n";
+    return "";
+  }
+  for (const char *var : {"CUDA_ROOT", "CUDA_HOME", "CUDA_PATH"})
+    if (const char *dir = std::getenv(var); dir && *dir)
+      if (has(dir))
+        return dir;
+  if (has("/usr/local/cuda"))
+    return "/usr/local/cuda";
+  if (llvm::ErrorOr<std::string> ptxas =
+          llvm::sys::findProgramByName(tools.front())) {
+    std::string dir =
+        llvm::sys::path::parent_path(llvm::sys::path::parent_path(*ptxas))
+            .str();
+    if (has(dir))
+      return dir;
+  }
+  llvm::errs() << "remat-compile: error: the CUDA toolkit's "
+               << llvm::join(tools, " and ")
+               << " were not found (looked in $CUDA_ROOT, $CUDA_HOME, "
+                  "$CUDA_PATH, /usr/local/cuda and $PATH); --emit=ptx needs "
+                  "neither\n";
+  return "";
+}
+
 /// Lowers bufferizable linalg to the LLVM dialect with embedded device code,
 /// stopping early for the CUDA --emit stages. Returns true when it wrote the
 /// requested output itself.
@@ -503,6 +550,14 @@ static FailureOr<bool> lowerForCUDA(ModuleOp module, StepInfo &info) {
   options.format = emit == Emit::PTX     ? "isa"
                    : emit == Emit::Cubin ? "bin"
                                          : "fatbin";
+  if (emit != Emit::PTX) {
+    SmallVector<StringRef> tools = {"ptxas"};
+    if (options.format == "fatbin")
+      tools.push_back("fatbinary");
+    options.toolkit = findCUDAToolkit(tools);
+    if (options.toolkit.empty())
+      return failure();
+  }
   PassManager map(module->getName());
   if (failed(mlir::remat::buildBufferizationStage(map)) ||
       failed(mlir::remat::buildGPUMappingStage(map, options)) ||

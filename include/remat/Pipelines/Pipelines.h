@@ -30,6 +30,8 @@ struct CUDAOptions {
   int64_t blockSize = 256;
   /// Optimization level of the device code (NVPTX backend and ptxas).
   unsigned optLevel = 3;
+  /// The CUDA toolkit for ptxas; empty: upstream's search.
+  std::string toolkit;
 };
 
 /// The chips the CUDA target accepts, and the PTX feature each needs.

@@ -33,6 +33,10 @@ void *remat_rt_alloc(size_t bytes);
 /// Frees memory from remat_rt_alloc (or from a compiled step); NULL is a no-op.
 void remat_rt_free(void *ptr);
 void remat_rt_get_stats(remat_rt_stats *stats);
+/// Refuses allocations that would take the byte count over `bytes` (-1: no
+/// cap), host and device alike, as if the memory were that small.
+void remat_rt_set_memory_cap(int64_t bytes);
+int64_t remat_rt_memory_cap(void);
 /// Sets the peak to the current byte count.
 void remat_rt_reset_peak(void);
 /// Which matmul implementation the runtime was built with.

@@ -1,0 +1,147 @@
+// RUN: remat-opt %s --split-input-file --remat-map-to-gpu | FileCheck %s
+
+// A 2-D parallel nest becomes one kernel over 6 x 300 = 1800 threads in
+// blocks of 256 (8 blocks, the last one guarded); the column index varies
+// fastest. Allocation and free stay on the host, in place, as gpu ops.
+// CHECK-LABEL: func.func @parallel
+// CHECK:         %[[A:.*]] = gpu.alloc () : memref<6x300xf32>
+// CHECK:         gpu.launch blocks({{.*}}) in ({{.*}} = %c8{{.*}}, {{.*}} = %c1{{.*}}, {{.*}} = %c1{{.*}}) threads({{.*}}) in ({{.*}} = %c256{{.*}}, {{.*}} = %c1{{.*}}, {{.*}} = %c1{{.*}})
+// CHECK:           %[[ID:.*]] = arith.addi
+// CHECK:           %[[IN:.*]] = arith.cmpi ult, %[[ID]], %c1800
+// CHECK:           scf.if %[[IN]] {
+// CHECK:             %[[J:.*]] = arith.remui %[[ID]], %c300
+// CHECK:             %[[I:.*]] = arith.divui %[[ID]], %c300
+// CHECK:             memref.load %arg0[%{{.*}}, %{{.*}}]
+// CHECK:             memref.store {{.*}}, %[[A]]
+// CHECK:           gpu.terminator
+// CHECK:         gpu.dealloc %[[A]]
+func.func @parallel(%x: memref<6x300xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c6 = arith.constant 6 : index
+  %c300 = arith.constant 300 : index
+  %a = memref.alloc() : memref<6x300xf32>
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c6, %c300) step (%c1, %c1) {
+    %v = memref.load %x[%i, %j] : memref<6x300xf32>
+    %w = arith.addf %v, %v : f32
+    memref.store %w, %a[%i, %j] : memref<6x300xf32>
+    scf.reduce
+  }
+  memref.dealloc %a : memref<6x300xf32>
+  return
+}
+
+// -----
+
+// A reduction over the outer dimension (a bias gradient): each of the 64
+// threads runs the whole loop for its column, in the original order. No
+// guard: 64 threads fill one block exactly.
+// CHECK-LABEL: func.func @column_sum
+// CHECK:         gpu.launch blocks({{.*}}) in ({{.*}} = %c1{{.*}}, {{.*}}) threads({{.*}}) in ({{.*}} = %c64{{.*}},
+// CHECK-NOT:       scf.if
+// CHECK:           scf.for %[[R:.*]] = %c0{{.*}} to %c128
+// CHECK:             memref.load %arg0[%[[R]], %{{.*}}]
+func.func @column_sum(%x: memref<128x64xf32>, %out: memref<64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %c128 = arith.constant 128 : index
+  scf.for %r = %c0 to %c128 step %c1 {
+    scf.parallel (%j) = (%c0) to (%c64) step (%c1) {
+      %v = memref.load %x[%r, %j] : memref<128x64xf32>
+      %s = memref.load %out[%j] : memref<64xf32>
+      %t = arith.addf %s, %v : f32
+      memref.store %t, %out[%j] : memref<64xf32>
+      scf.reduce
+    }
+  }
+  return
+}
+
+// -----
+
+// Row loops the train lowering marked parallel map to threads (both marked
+// levels); the unmarked inner reduction stays a loop in each thread.
+// CHECK-LABEL: func.func @rows
+// CHECK:         gpu.launch blocks({{.*}}) in ({{.*}} = %c1{{.*}}, {{.*}}) threads({{.*}}) in ({{.*}} = %c32{{.*}},
+// CHECK:           arith.remui {{.*}}, %c8
+// CHECK:           scf.for {{.*}} iter_args
+// CHECK-NOT:     scf.for
+// CHECK:         return
+func.func @rows(%x: memref<4x8x16xf32>, %out: memref<4x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  %zero = arith.constant 0.0 : f32
+  scf.for %i = %c0 to %c4 step %c1 {
+    scf.for %j = %c0 to %c8 step %c1 {
+      %s = scf.for %k = %c0 to %c16 step %c1 iter_args(%acc = %zero) -> f32 {
+        %v = memref.load %x[%i, %j, %k] : memref<4x8x16xf32>
+        %n = arith.addf %acc, %v : f32
+        scf.yield %n : f32
+      }
+      memref.store %s, %out[%i, %j] : memref<4x8xf32>
+    } {remat.parallel}
+  } {remat.parallel}
+  return
+}
+
+// -----
+
+// A scalar reduction has no parallel form here: it runs in a one-thread
+// kernel with the ops that use its result (the scaling and the store), even
+// across the allocation between them, which stays on the host before the
+// kernel. The loads of a splat constant global become the constant.
+// CHECK-LABEL: func.func @scalar
+// CHECK-NOT:     memref.get_global
+// CHECK:         %[[A:.*]] = gpu.alloc () : memref<f32>
+// CHECK:         gpu.launch blocks({{.*}}) in ({{.*}} = %c1{{.*}}, {{.*}} = %c1{{.*}}, {{.*}} = %c1{{.*}}) threads({{.*}}) in ({{.*}} = %c1{{.*}}, {{.*}} = %c1{{.*}}, {{.*}} = %c1{{.*}})
+// CHECK:           %[[S:.*]] = scf.for
+// CHECK:           %[[M:.*]] = arith.mulf %[[S]], %cst
+// CHECK:           %[[C:.*]] = arith.mulf %[[M]], %cst
+// CHECK:           memref.store %[[C]], %[[A]][]
+// CHECK:         return %[[A]]
+memref.global "private" constant @half : memref<f32> = dense<5.000000e-01>
+func.func @scalar(%x: memref<100xf32>) -> memref<f32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c100 = arith.constant 100 : index
+  %zero = arith.constant 0.0 : f32
+  %inv = arith.constant 0.01 : f32
+  %s = scf.for %i = %c0 to %c100 step %c1 iter_args(%acc = %zero) -> f32 {
+    %v = memref.load %x[%i] : memref<100xf32>
+    %n = arith.addf %acc, %v : f32
+    scf.yield %n : f32
+  }
+  %a = memref.alloc() : memref<f32>
+  %m = arith.mulf %s, %inv : f32
+  %g = memref.get_global @half : memref<f32>
+  %h = memref.load %g[] : memref<f32>
+  %c = arith.mulf %m, %h : f32
+  memref.store %c, %a[] : memref<f32>
+  return %a : memref<f32>
+}
+
+// -----
+
+// Frees end a serial run: compute is never moved across one, so the peak
+// stays the schedule's. Two runs, two kernels, the free between them.
+// CHECK-LABEL: func.func @ordered
+// CHECK:         %[[T:.*]] = gpu.alloc
+// CHECK:         gpu.launch
+// CHECK:         gpu.dealloc %[[T]]
+// CHECK:         gpu.launch
+// CHECK:         return
+func.func @ordered(%x: memref<f32>, %y: memref<f32>) {
+  %t = memref.alloc() : memref<f32>
+  %v = memref.load %x[] : memref<f32>
+  memref.store %v, %t[] : memref<f32>
+  %u = memref.load %t[] : memref<f32>
+  memref.store %u, %y[] : memref<f32>
+  memref.dealloc %t : memref<f32>
+  %w = memref.load %y[] : memref<f32>
+  memref.store %w, %x[] : memref<f32>
+  return
+}
