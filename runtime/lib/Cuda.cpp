@@ -131,6 +131,9 @@ void check(CUresult r, const char *call) {
 }
 
 void requireReady(const char *what) {
+  if (!state().ready && std::strcmp(remat_rt_target(), "cpu") == 0)
+    fatal("the step's library holds CUDA device code, but its manifest "
+          "says target 'cpu'");
   if (!state().ready)
     fatal("%s before the CUDA runtime was initialized (a CUDA step loaded "
           "outside remat-run?)",

@@ -73,6 +73,12 @@ template <typename T> bool rowMajor(const MemRef<T, 2> *m) {
 extern "C" {
 
 void remat_rt_set_memory_cap(int64_t bytes) { memoryCap.store(bytes); }
+
+static char targetName[16] = "";
+void remat_rt_set_target(const char *target) {
+  std::snprintf(targetName, sizeof(targetName), "%s", target);
+}
+const char *remat_rt_target(void) { return targetName; }
 int64_t remat_rt_memory_cap(void) { return memoryCap.load(); }
 
 void *remat_rt_alloc(size_t bytes) {

@@ -699,6 +699,7 @@ int main(int argc, char **argv) {
   // A CUDA step loads its kernels when the library is opened: the driver
   // must be up first.
   remat_cuda_device gpu{};
+  remat_rt_set_target(m.target.c_str());
   if (m.target == "cuda") {
     char error[512];
     if (remat_cuda_init(0, error, sizeof(error)) != 0)
@@ -716,6 +717,11 @@ int main(int argc, char **argv) {
   if (!entry || !signature)
     die("'" + library + "' is not a step compiled by remat-compile (no '" +
         m.entry + "' or 'remat_step_signature')");
+  auto builtFor =
+      reinterpret_cast<const char *const *>(dlsym(handle, "remat_step_target"));
+  if (builtFor && m.target != *builtFor)
+    die("manifest '" + opts.manifest + "' is for target '" + m.target +
+        "' but '" + library + "' was compiled for '" + *builtFor + "'");
   if (m.signature != *signature)
     die("manifest '" + opts.manifest + "' does not match '" + library +
         "': the library was compiled for " + *signature +

@@ -315,7 +315,7 @@ static LogicalResult printModule(ModuleOp module) {
 /// args[0] the result struct and args[1..] the argument descriptors, and the
 /// signature string remat-run checks its manifest against.
 static LogicalResult addEntryPoints(llvm::Module &m, StringRef function,
-                                    StringRef signature) {
+                                    StringRef signature, StringRef targetName) {
   llvm::Function *ciface = m.getFunction(("_mlir_ciface_" + function).str());
   if (!ciface) {
     llvm::errs() << "remat-compile: internal error: no C interface for '"
@@ -341,6 +341,12 @@ static LogicalResult addEntryPoints(llvm::Module &m, StringRef function,
   new llvm::GlobalVariable(m, ptr, /*isConstant=*/true,
                            llvm::GlobalValue::ExternalLinkage, text,
                            "remat_step_signature");
+  // remat-run checks the manifest's target against the library's.
+  llvm::Constant *targetText =
+      b.CreateGlobalString(targetName, "remat_target_text", 0, &m);
+  new llvm::GlobalVariable(m, ptr, /*isConstant=*/true,
+                           llvm::GlobalValue::ExternalLinkage, targetText,
+                           "remat_step_target");
   return success();
 }
 
@@ -675,7 +681,8 @@ static LogicalResult compile(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
     return failure();
   llvmModule->setDataLayout(machine->createDataLayout());
   llvmModule->setTargetTriple(machine->getTargetTriple());
-  if (failed(addEntryPoints(*llvmModule, info.function, info.signature)))
+  if (failed(
+          addEntryPoints(*llvmModule, info.function, info.signature, target)))
     return failure();
   if (optLevel > 0)
     outlineLoopNests(*llvmModule, machine.get());

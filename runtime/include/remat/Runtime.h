@@ -37,6 +37,10 @@ void remat_rt_get_stats(remat_rt_stats *stats);
 /// cap), host and device alike, as if the memory were that small.
 void remat_rt_set_memory_cap(int64_t bytes);
 int64_t remat_rt_memory_cap(void);
+/// The target the driver was told to expect (the manifest's), so that the
+/// runtime can name a mismatch; "" until set.
+void remat_rt_set_target(const char *target);
+const char *remat_rt_target(void);
 /// Sets the peak to the current byte count.
 void remat_rt_reset_peak(void);
 /// Which matmul implementation the runtime was built with.
