@@ -21,6 +21,7 @@
 #include <cstring>
 #include <dlfcn.h>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -323,7 +324,8 @@ struct Options {
   /// Central-difference step and relative tolerance of --grad-check; looser
   /// values check a model that rounds through f32 or narrower on the way.
   double gradEps = 1e-6, gradRtol = 1e-6;
-  std::string saveParams, saveOutputs, inputsDir;
+  std::string saveParams, saveOutputs, inputsDir, compareOutputs;
+  double compareRtol = 1e-4;
   std::map<std::string, std::string> inputs;
 };
 
@@ -331,6 +333,7 @@ void usage() {
   std::fprintf(stderr, "usage: remat-run MANIFEST.json [--steps=N] [--seed=S] "
                        "[--input=NAME=FILE]... [--inputs-dir=DIR] "
                        "[--save-params=FILE] [--save-outputs=FILE] "
+                       "[--compare-outputs=FILE [--compare-rtol=R]] "
                        "[--memory-cap=BYTES] "
                        "[--grad-check=K [--grad-eps=E] [--grad-rtol=R] "
                        "[--verbose]] [--json]\n");
@@ -392,6 +395,10 @@ Options parseOptions(int argc, char **argv) {
       o.saveParams = value("--save-params");
     else if (is("--save-outputs"))
       o.saveOutputs = value("--save-outputs");
+    else if (is("--compare-outputs"))
+      o.compareOutputs = value("--compare-outputs");
+    else if (is("--compare-rtol"))
+      o.compareRtol = positive("--compare-rtol");
     else if (is("--inputs-dir"))
       o.inputsDir = value("--inputs-dir");
     else if (is("--input")) {
@@ -760,8 +767,28 @@ int main(int argc, char **argv) {
   step.upload();
   if (opts.gradCheck)
     return gradCheck(m, step, opts);
-  if (!opts.saveOutputs.empty() && m.results.size() < 2)
-    die("--save-outputs needs a step compiled with --return-gradients");
+  if ((!opts.saveOutputs.empty() || !opts.compareOutputs.empty()) &&
+      m.results.size() < 2)
+    die("--save-outputs and --compare-outputs need a step compiled with "
+        "--return-gradients");
+  std::vector<char> reference;
+  if (!opts.compareOutputs.empty()) {
+    std::ifstream in(opts.compareOutputs, std::ios::binary);
+    if (!in)
+      die("cannot open '" + opts.compareOutputs + "'");
+    reference.assign(std::istreambuf_iterator<char>(in), {});
+    size_t expected = 0;
+    for (size_t i = 1; i < m.results.size(); ++i)
+      expected += m.results[i].bytes();
+    if (reference.size() != expected)
+      die("'" + opts.compareOutputs + "' has " +
+          std::to_string(reference.size()) + " bytes; the step's outputs " +
+          "after the loss have " + std::to_string(expected));
+  }
+  // Per output: max |x - ref| / max |ref|, a normwise relative error that
+  // near-zero entries cannot blow up.
+  double worstError = 0;
+  std::string worstOutput;
 
   bool cuda = m.target == "cuda";
   std::vector<double> losses, times, deviceTimes;
@@ -790,6 +817,38 @@ int main(int argc, char **argv) {
                     m.results[i].bytes());
         if (!out)
           die("cannot write '" + opts.saveOutputs + "'");
+      }
+      if (!reference.empty() && s + 1 == opts.steps) {
+        // Outputs that are rounding noise around zero (a gradient that
+        // cancels) are measured against a floor: 1e-3 of the largest
+        // reference magnitude over all outputs.
+        std::vector<double> diffs, scales;
+        double global = 0;
+        size_t offset = 0;
+        for (size_t i = 1; i < m.results.size(); ++i) {
+          const TensorSpec &t = m.results[i];
+          const char *ref = reference.data() + offset;
+          offset += t.bytes();
+          double diff = 0, scale = 0;
+          for (int64_t e = 0; e < t.numElements(); ++e) {
+            double x = readScalar(t, outputs[i], e), r = readScalar(t, ref, e);
+            diff = std::max(diff, std::fabs(x - r));
+            scale = std::max(scale, std::fabs(r));
+            if (std::isnan(x) != std::isnan(r))
+              diff = INFINITY;
+          }
+          diffs.push_back(diff);
+          scales.push_back(scale);
+          global = std::max(global, scale);
+        }
+        for (size_t i = 0; i < diffs.size(); ++i) {
+          double floor = std::max(scales[i], 1e-3 * global);
+          double err = floor > 0 ? diffs[i] / floor : diffs[i];
+          if (err >= worstError) {
+            worstError = err;
+            worstOutput = "output " + std::to_string(i + 1);
+          }
+        }
       }
       step.releaseResults();
     }
@@ -853,6 +912,9 @@ int main(int argc, char **argv) {
                 hash);
     if (hashOutputs)
       std::printf(", \"outputs_fnv1a\": \"%016" PRIx64 "\"", outputsHash);
+    if (!reference.empty())
+      std::printf(", \"compare_worst_error\": %.6g, \"compare_rtol\": %g",
+                  worstError, opts.compareRtol);
     if (cuda)
       std::printf(", \"chip\": \"%s\", \"device\": \"%s\", "
                   "\"compute_capability\": \"%d.%d\", "
@@ -889,6 +951,19 @@ int main(int argc, char **argv) {
     if (hashOutputs)
       std::printf("gradients fnv1a: %016" PRIx64 " (every step)\n",
                   outputsHash);
+    if (!reference.empty())
+      std::printf("outputs vs '%s': worst error %.3g (max |x - ref| / max "
+                  "|ref|, floor 1e-3 of the largest, %s; allowed %g)\n",
+                  opts.compareOutputs.c_str(), worstError, worstOutput.c_str(),
+                  opts.compareRtol);
+  }
+  if (!reference.empty() && !(worstError <= opts.compareRtol)) {
+    std::fprintf(stderr,
+                 "remat-run: error: outputs differ from '%s': worst error "
+                 "%.3g (%s) over --compare-rtol %g\n",
+                 opts.compareOutputs.c_str(), worstError, worstOutput.c_str(),
+                 opts.compareRtol);
+    return 1;
   }
   return 0;
 }
