@@ -9,7 +9,7 @@ build=${REMAT_BUILD_DIR:-$root/build}
 log=$(mktemp)
 ninja -C "$build" check-remat 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
-count() { sed -n "s/^ *$1: *\([0-9]*\).*/\1/p" "$log" | tail -n 1; }
+count() { sed -n "s/^ *$1 *: *\([0-9]*\).*/\1/p" "$log" | tail -n 1; }
 passed=$(count Passed); failed=$(count Failed)
 rm -f "$log"
 echo "${passed:-0} passed, ${failed:-0} failed"
