@@ -167,8 +167,9 @@ TEST(Milp, FindsTheBruteForceOptimumOnTinyGraphs) {
       EXPECT_EQ(milp.optimal, std::optional<bool>(true));
       for (const std::string &name : solverNames()) {
         SolveResult r = solve(name, g, budget);
-        if (r.feasible)
+        if (r.feasible) {
           EXPECT_GE(r.cost, *optimum - 1e-9) << name << " seed " << seed;
+        }
       }
     }
   }
