@@ -14,7 +14,9 @@
 
 #include "remat/Conversion/Passes.h"
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
@@ -147,9 +149,143 @@ struct MapToGPUPass
       func.emitError("expects a step function of one block");
       return signalPassFailure();
     }
-    if (failed(foldConstantGlobals(func)) || failed(mapBody(func)) ||
-        failed(moveAllocationsToDevice(func)))
+    if (failed(mapLinalgOps(func)) || failed(foldConstantGlobals(func)) ||
+        failed(mapBody(func)) || failed(moveAllocationsToDevice(func)))
       return signalPassFailure();
+  }
+
+  /// A linalg op whose outputs are indexed by parallel dimensions only (every
+  /// named op, and the lowering's generics): one thread per output element,
+  /// which runs the reduction dimensions as loops and accumulates in
+  /// registers, reading and writing each output element once. The reduction
+  /// visits the same indices in the same order as convert-linalg-to-loops,
+  /// so the results are the same bits.
+  bool mapLinalg(linalg::LinalgOp op) {
+    if (!op.hasPureBufferSemantics() || op->getNumRegions() != 1)
+      return false;
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    if (llvm::any_of(ranges, ShapedType::isDynamic))
+      return false;
+    SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+    SmallVector<unsigned> parallel, reduction;
+    for (auto [d, it] : llvm::enumerate(iterators))
+      (it == utils::IteratorType::parallel ? parallel : reduction).push_back(d);
+    for (OpOperand &init : op.getDpsInitsMutable())
+      for (AffineExpr e : op.getMatchingIndexingMap(&init).getResults()) {
+        auto dim = dyn_cast<AffineDimExpr>(e);
+        if (!dim || !llvm::is_contained(parallel, dim.getPosition()))
+          return false;
+      }
+    if (llvm::any_of(ranges, [](int64_t r) { return r <= 0; }))
+      return false;
+    SmallVector<Dim> dims;
+    for (unsigned d : parallel)
+      dims.push_back(Dim{0, 1, ranges[d]});
+    Location loc = op.getLoc();
+    Block *payload = op.getBlock();
+    OpBuilder b(op);
+    buildKernel(b, loc, dims, blockSize, [&](OpBuilder &kb, ValueRange pivs) {
+      SmallVector<Value> ivs(ranges.size());
+      for (auto [k, d] : llvm::enumerate(parallel))
+        ivs[d] = pivs[k];
+      auto indices = [&](OpBuilder &ib, AffineMap map) {
+        SmallVector<Value> idx;
+        for (AffineExpr e : map.getResults()) {
+          if (auto dim = dyn_cast<AffineDimExpr>(e))
+            idx.push_back(ivs[dim.getPosition()]);
+          else
+            idx.push_back(affine::AffineApplyOp::create(
+                ib, loc, AffineMap::get(map.getNumDims(), 0, e), ivs));
+        }
+        return idx;
+      };
+      // The payload on the current indices, from accumulators `accs`.
+      auto body = [&](OpBuilder &ib, ValueRange accs) {
+        IRMapping map;
+        for (OpOperand *in : op.getDpsInputOperands()) {
+          BlockArgument arg = op.getMatchingBlockArgument(in);
+          if (arg.use_empty())
+            continue;
+          if (!isa<MemRefType>(in->get().getType())) { // a scalar operand
+            map.map(arg, in->get());
+            continue;
+          }
+          map.map(arg, memref::LoadOp::create(
+                           ib, loc, in->get(),
+                           indices(ib, op.getMatchingIndexingMap(in))));
+        }
+        for (auto [arg, acc] : llvm::zip(op.getRegionOutputArgs(), accs))
+          map.map(arg, acc);
+        SmallVector<Value> results;
+        for (Operation &inner : *payload) {
+          if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
+            map.map(index.getResult(), ivs[index.getDim()]);
+          } else if (auto yield = dyn_cast<linalg::YieldOp>(inner)) {
+            for (Value v : yield.getValues())
+              results.push_back(map.lookupOrDefault(v));
+          } else {
+            ib.clone(inner, map);
+          }
+        }
+        return results;
+      };
+      // Outputs the payload reads start from memory; the others are only
+      // written (an unused zero stands in).
+      SmallVector<Value> accs;
+      for (OpOperand &init : op.getDpsInitsMutable()) {
+        BlockArgument arg = op.getMatchingBlockArgument(&init);
+        Type element = arg.getType();
+        if (arg.use_empty())
+          accs.push_back(arith::ConstantOp::create(kb, loc, element,
+                                                   kb.getZeroAttr(element)));
+        else
+          accs.push_back(memref::LoadOp::create(
+              kb, loc, init.get(),
+              indices(kb, op.getMatchingIndexingMap(&init))));
+      }
+      SmallVector<Value> results;
+      if (reduction.empty()) {
+        results = body(kb, accs);
+      } else {
+        SmallVector<Value> lbs, ubs, steps;
+        for (unsigned d : reduction) {
+          lbs.push_back(indexConst(kb, loc, 0));
+          ubs.push_back(indexConst(kb, loc, ranges[d]));
+          steps.push_back(indexConst(kb, loc, 1));
+        }
+        scf::LoopNest nest = scf::buildLoopNest(
+            kb, loc, lbs, ubs, steps, accs,
+            [&](OpBuilder &ib, Location, ValueRange rivs, ValueRange iter) {
+              for (auto [k, d] : llvm::enumerate(reduction))
+                ivs[d] = rivs[k];
+              return scf::ValueVector(body(ib, iter));
+            });
+        results.assign(nest.results.begin(), nest.results.end());
+      }
+      for (auto [init, v] : llvm::zip(op.getDpsInitsMutable(), results))
+        memref::StoreOp::create(kb, loc, v, init.get(),
+                                indices(kb, op.getMatchingIndexingMap(&init)));
+    });
+    op->erase();
+    return true;
+  }
+
+  /// Every top-level linalg op: a kernel by mapLinalg, or else parallel
+  /// loops (for mapBody).
+  LogicalResult mapLinalgOps(func::FuncOp func) {
+    SmallVector<linalg::LinalgOp> ops;
+    for (Operation &op : func.getBody().front())
+      if (auto l = dyn_cast<linalg::LinalgOp>(op))
+        ops.push_back(l);
+    for (linalg::LinalgOp op : ops) {
+      if (mapLinalg(op))
+        continue;
+      IRRewriter rewriter(op);
+      if (failed(linalg::linalgOpToParallelLoops(rewriter, op)))
+        return op->emitError("cannot lower this op to loops for the GPU");
+      rewriter.eraseOp(op);
+    }
+    return success();
   }
 
   /// A parallel loop nest with static bounds and no reductions, from

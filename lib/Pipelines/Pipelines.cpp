@@ -82,8 +82,7 @@ LogicalResult mlir::remat::buildGPUMappingStage(OpPassManager &pm,
   // and free async on one stream per step (gpu-async-region), so kernels
   // queue back to back and memory is stream-ordered in the schedule's order.
   std::string stage =
-      llvm::formatv("func.func(convert-linalg-to-parallel-loops,"
-                    "remat-map-to-gpu{{block-size={0}})",
+      llvm::formatv("func.func(remat-map-to-gpu{{block-size={0}})",
                     options.blockSize);
   if (outline)
     stage += ",gpu-kernel-outlining,remat-merge-gpu-modules,"

@@ -145,3 +145,38 @@ func.func @ordered(%x: memref<f32>, %y: memref<f32>) {
   memref.store %w, %x[] : memref<f32>
   return
 }
+
+// -----
+
+// A linalg op with a reduction: one thread per output element (j fastest),
+// the reduction a loop in registers, the output read and written once.
+// CHECK-LABEL: func.func @matmul
+// CHECK:         gpu.launch blocks({{.*}}) in ({{.*}} = %c2{{.*}}, {{.*}}) threads({{.*}}) in ({{.*}} = %c256{{.*}},
+// CHECK:           %[[J:.*]] = arith.remui %{{.*}}, %c16
+// CHECK:           %[[C:.*]] = memref.load %arg2
+// CHECK:           %[[S:.*]] = scf.for %[[K:.*]] = %{{.*}} to %c8{{.*}} iter_args(%[[ACC:.*]] = %[[C]]) -> (f32) {
+// CHECK:             memref.load %arg0[%{{.*}}, %[[K]]]
+// CHECK:             memref.load %arg1[%[[K]], %{{.*}}]
+// CHECK:             arith.mulf
+// CHECK:             arith.addf %[[ACC]]
+// CHECK-NOT:         memref.store
+// CHECK:           }
+// CHECK:           memref.store %[[S]], %arg2
+// CHECK-NOT:     linalg.matmul
+func.func @matmul(%a: memref<32x8xf32>, %b: memref<8x16xf32>, %c: memref<32x16xf32>) {
+  linalg.matmul ins(%a, %b : memref<32x8xf32>, memref<8x16xf32>) outs(%c : memref<32x16xf32>)
+  return
+}
+
+// -----
+
+// An output the payload does not read is only written; a scalar operand is
+// used as is.
+// CHECK-LABEL: func.func @fill
+// CHECK:         gpu.launch
+// CHECK-NOT:       memref.load
+// CHECK:           memref.store %arg0, %arg1
+func.func @fill(%v: f32, %out: memref<4x4xf32>) {
+  linalg.fill ins(%v : f32) outs(%out : memref<4x4xf32>)
+  return
+}

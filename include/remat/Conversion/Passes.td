@@ -58,13 +58,18 @@ def RematMatmulToRuntime : Pass<"remat-matmul-to-runtime", "func::FuncOp"> {
 def RematMapToGPU : Pass<"remat-map-to-gpu", "func::FuncOp"> {
   let summary = "Turns a bufferized step's loop nests into GPU kernels";
   let description = [{
-    Runs after `convert-linalg-to-parallel-loops` on a bufferized step. Each
-    top-level `scf.parallel` without reductions, and each `scf.for` nest the
-    train lowering marked `remat.parallel`, becomes a `gpu.launch` over its
-    linearized iteration space (the innermost dimension fastest, so
-    neighbouring threads access neighbouring elements). Remaining top-level
-    compute (scalar reductions, scatters) runs in one-thread kernels, since
-    the host cannot read device memory. `memref.alloc` / `memref.dealloc`
+    Runs on a bufferized step. Each top-level linalg op becomes a
+    `gpu.launch` with one thread per output element, which loops over the
+    reduction dimensions with the accumulator in a register (same summation
+    order as `convert-linalg-to-loops`); linalg ops whose outputs are not
+    indexed by parallel dimensions alone become `scf.parallel` loops first.
+    Each top-level `scf.parallel` without reductions, each `scf.for` nest
+    the train lowering marked `remat.parallel`, and each `scf.for` nest
+    around one `scf.parallel` becomes a `gpu.launch` over its linearized
+    iteration space (the innermost dimension fastest, so neighbouring
+    threads access neighbouring elements). Remaining top-level compute
+    (scalar reductions, scatters) runs in one-thread kernels, since the
+    host cannot read device memory. `memref.alloc` / `memref.dealloc`
     become `gpu.alloc` / `gpu.dealloc` in place, so the schedule's
     allocation order, and thus its peak, is the device's. Loads from splat
     constant globals become constants.
@@ -75,7 +80,9 @@ def RematMapToGPU : Pass<"remat-map-to-gpu", "func::FuncOp"> {
   ];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
                            "::mlir::scf::SCFDialect",
-                           "::mlir::arith::ArithDialect"];
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::affine::AffineDialect",
+                           "::mlir::memref::MemRefDialect"];
 }
 
 def RematMergeGPUModules : Pass<"remat-merge-gpu-modules", "ModuleOp"> {
