@@ -676,18 +676,27 @@ Value NNLowering::lowerEmbedding() {
   }
   auto grad = cast<EmbeddingGradOp>(op);
   int64_t vocab = resultType().getDimSize(0);
-  // A scatter-add: loops over the gradient rows, accumulating into the
-  // zeroed table (tokens repeat, so this is not a parallel write).
-  return loop1(b, shape(grad.getGrad()), filled(resultType(), 0.0),
-               [&](OpBuilder &nb, ValueRange ivs, Value t) {
-                 Value raw = extract(nb, grad.getIndices(), ivs.drop_back());
-                 Value row = checkedIndex(nb, raw, vocab,
-                                          "embedding: index out of range");
-                 SmallVector<Value> at = {row, ivs.back()};
-                 Value sum = AddFOp::create(nb, loc, extract(nb, t, at),
-                                            extract(nb, grad.getGrad(), ivs));
-                 return insert(nb, sum, t, at);
-               });
+  // A scatter-add: tokens repeat, so rows of the table are written by many
+  // tokens, but each feature column only by its own: the columns are
+  // parallel (threads on a GPU), each accumulating the tokens in order.
+  auto gradShape = shape(grad.getGrad());
+  return parallelLoop(
+      b, gradShape.take_back(), filled(resultType(), 0.0),
+      [&](OpBuilder &cb, ValueRange col, Value column) {
+        return loop1(cb, gradShape.drop_back(), column,
+                     [&](OpBuilder &nb, ValueRange tok, Value t) {
+                       Value raw = extract(nb, grad.getIndices(), tok);
+                       Value row = checkedIndex(
+                           nb, raw, vocab, "embedding: index out of range");
+                       SmallVector<Value> at = {row, col[0]};
+                       SmallVector<Value> from(tok);
+                       from.push_back(col[0]);
+                       Value sum =
+                           AddFOp::create(nb, loc, extract(nb, t, at),
+                                          extract(nb, grad.getGrad(), from));
+                       return insert(nb, sum, t, at);
+                     });
+      });
 }
 
 /// Philox4x32-10 (Salmon et al., SC'11) on counter (i, offset), key seed;
@@ -889,51 +898,58 @@ Value NNLowering::lowerPool() {
   Value dy = op->getOperand(0);
   Value input = isa<MaxPool2DGradOp>(op) ? op->getOperand(1) : Value();
   auto in = resultType().getShape();
-  return loop1(
-      b, shape(dy), filled(resultType(), 0.0),
-      [&](OpBuilder &nb, ValueRange iv, Value t) {
-        Value g = extract(nb, dy, iv);
-        auto position = [&](OpBuilder &ib, ValueRange k) {
-          auto [ih, okH] =
-              window(ib, iv[2], k[0], strides[0], 1, padding[0], in[2]);
-          auto [iw, okW] =
-              window(ib, iv[3], k[1], strides[1], 1, padding[1], in[3]);
-          return std::make_tuple(ih, iw,
-                                 AndIOp::create(ib, loc, okH, okW).getResult());
-        };
-        if (!input)
-          return loop1(
-              nb, kernel, t, [&](OpBuilder &ib, ValueRange k, Value acc) {
+  auto dyShape = shape(dy);
+  // Windows overlap only within one (n, c) plane: the planes are parallel
+  // (threads on a GPU), each scattered in the original order.
+  auto scatter = [&](OpBuilder &nb, ValueRange iv, Value t) -> Value {
+    Value g = extract(nb, dy, iv);
+    auto position = [&](OpBuilder &ib, ValueRange k) {
+      auto [ih, okH] =
+          window(ib, iv[2], k[0], strides[0], 1, padding[0], in[2]);
+      auto [iw, okW] =
+          window(ib, iv[3], k[1], strides[1], 1, padding[1], in[3]);
+      return std::make_tuple(ih, iw,
+                             AndIOp::create(ib, loc, okH, okW).getResult());
+    };
+    if (!input)
+      return loop1(nb, kernel, t, [&](OpBuilder &ib, ValueRange k, Value acc) {
+        auto [ih, iw, ok] = position(ib, k);
+        SmallVector<Value> at = {iv[0], iv[1], ih, iw};
+        Value add = MulFOp::create(ib, loc, g, fconst(ib, inv));
+        Value sum = AddFOp::create(ib, loc, extract(ib, acc, at), add);
+        Value v = SelectOp::create(ib, loc, ok, sum, extract(ib, acc, at));
+        return insert(ib, v, acc, at);
+      });
+    // The first position (row-major) holding the window's maximum.
+    auto best =
+        loops(nb, kernel, {fconst(nb, negInf), iconst(nb, -1), iconst(nb, -1)},
+              [&](OpBuilder &ib, ValueRange k, ValueRange acc) {
                 auto [ih, iw, ok] = position(ib, k);
-                SmallVector<Value> at = {iv[0], iv[1], ih, iw};
-                Value add = MulFOp::create(ib, loc, g, fconst(ib, inv));
-                Value sum = AddFOp::create(ib, loc, extract(ib, acc, at), add);
-                Value v =
-                    SelectOp::create(ib, loc, ok, sum, extract(ib, acc, at));
-                return insert(ib, v, acc, at);
+                Value x = extract(ib, input, {iv[0], iv[1], ih, iw});
+                Value better = AndIOp::create(
+                    ib, loc, ok,
+                    CmpFOp::create(ib, loc, CmpFPredicate::OGT, x, acc[0]));
+                // The first in-bounds position wins even at -inf.
+                Value none = CmpIOp::create(ib, loc, CmpIPredicate::slt, acc[1],
+                                            iconst(ib, 0));
+                better = OrIOp::create(ib, loc, better,
+                                       AndIOp::create(ib, loc, ok, none));
+                return SmallVector<Value>{
+                    SelectOp::create(ib, loc, better, x, acc[0]),
+                    SelectOp::create(ib, loc, better, ih, acc[1]),
+                    SelectOp::create(ib, loc, better, iw, acc[2])};
               });
-        // The first position (row-major) holding the window's maximum.
-        auto best = loops(
-            nb, kernel, {fconst(nb, negInf), iconst(nb, -1), iconst(nb, -1)},
-            [&](OpBuilder &ib, ValueRange k, ValueRange acc) {
-              auto [ih, iw, ok] = position(ib, k);
-              Value x = extract(ib, input, {iv[0], iv[1], ih, iw});
-              Value better = AndIOp::create(
-                  ib, loc, ok,
-                  CmpFOp::create(ib, loc, CmpFPredicate::OGT, x, acc[0]));
-              // The first in-bounds position wins even at -inf.
-              Value none = CmpIOp::create(ib, loc, CmpIPredicate::slt, acc[1],
-                                          iconst(ib, 0));
-              better = OrIOp::create(ib, loc, better,
-                                     AndIOp::create(ib, loc, ok, none));
-              return SmallVector<Value>{
-                  SelectOp::create(ib, loc, better, x, acc[0]),
-                  SelectOp::create(ib, loc, better, ih, acc[1]),
-                  SelectOp::create(ib, loc, better, iw, acc[2])};
-            });
-        SmallVector<Value> at = {iv[0], iv[1], best[1], best[2]};
-        Value sum = AddFOp::create(nb, loc, extract(nb, t, at), g);
-        return insert(nb, sum, t, at);
+    SmallVector<Value> at = {iv[0], iv[1], best[1], best[2]};
+    Value sum = AddFOp::create(nb, loc, extract(nb, t, at), g);
+    return insert(nb, sum, t, at);
+  };
+  return parallelLoop(
+      b, dyShape.take_front(2), filled(resultType(), 0.0),
+      [&](OpBuilder &nb, ValueRange nc, Value plane) {
+        return loop1(nb, dyShape.drop_front(2), plane,
+                     [&](OpBuilder &ib, ValueRange hw, Value t) {
+                       return scatter(ib, {nc[0], nc[1], hw[0], hw[1]}, t);
+                     });
       });
 }
 

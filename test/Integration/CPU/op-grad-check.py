@@ -2,7 +2,7 @@
 """Finite-difference gradient check of every differentiable train op.
 
 usage: op-grad-check.py --compile REMAT_COMPILE --run REMAT_RUN --out DIR
-                        [--samples K] [CASE...]
+                        [--samples K] [--compile-flag F]... [CASE...]
 
 Each case is a tiny float64 model around one op whose float operands are all
 parameters, so that remat-run --grad-check compares the gradient of every
@@ -151,6 +151,8 @@ def main():
     p.add_argument("--run", required=True)
     p.add_argument("--out", required=True)
     p.add_argument("--samples", type=int, default=40)
+    p.add_argument("--compile-flag", action="append", default=[],
+                   help="extra remat-compile flag (repeatable)")
     p.add_argument("cases", nargs="*")
     a = p.parse_args()
     os.makedirs(a.out, exist_ok=True)
@@ -160,7 +162,8 @@ def main():
         with open(src, "w") as f:
             f.write(model(name))
         lib = os.path.join(a.out, name + ".so")
-        c = subprocess.run([a.compile, src, "-o", lib, "--return-gradients"],
+        c = subprocess.run([a.compile, src, "-o", lib, "--return-gradients"]
+                           + a.compile_flag,
                            capture_output=True, text=True)
         if c.returncode:
             print(f"{name}: compile failed: {c.stderr.strip()}")
