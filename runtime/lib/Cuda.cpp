@@ -99,8 +99,10 @@ struct State {
 };
 
 State &state() {
-  static State s;
-  return s;
+  // Never destroyed: the step library's destructor unloads its module after
+  // the exit handlers that would destroy a plain static have run.
+  static State *s = new State;
+  return *s;
 }
 
 std::string errorText(CUresult r) {
