@@ -25,6 +25,15 @@ llvm_config.add_tool_substitutions(
     ["remat-opt", "remat-compile", "remat-run", "remat-solve"],
     [config.remat_tools_dir])
 
+# Device code generation needs the CUDA toolkit's ptxas and fatbinary (PTX
+# alone does not), and one test needs the toolkit's stub libcuda.
+cuda_root = os.environ.get("CUDA_ROOT", "/usr/local/cuda")
+if all(os.access(os.path.join(cuda_root, "bin", t), os.X_OK)
+       for t in ("ptxas", "fatbinary")):
+    config.available_features.add("ptxas")
+if os.path.exists(os.path.join(cuda_root, "lib64", "stubs", "libcuda.so")):
+    config.available_features.add("cuda-stub")
+
 # GPU execution tests need a CUDA driver; everything else runs anywhere.
 if shutil.which("nvidia-smi") and os.path.exists("/dev/nvidia0"):
     config.available_features.add("cuda-gpu")

@@ -517,7 +517,7 @@ static std::string findCUDAToolkit(ArrayRef<StringRef> tools) {
       return cudaPath;
     llvm::errs() << "remat-compile: error: --cuda-path=" << cudaPath
                  << " has no bin/" << llvm::join(tools, " or bin/")
-                 << "; --emit=ptx needs neither\n";
+                 << "; --emit=gpu, nvvm and ptx need neither\n";
     return "";
   }
   for (const char *var : {"CUDA_ROOT", "CUDA_HOME", "CUDA_PATH"})
@@ -537,8 +537,8 @@ static std::string findCUDAToolkit(ArrayRef<StringRef> tools) {
   llvm::errs() << "remat-compile: error: the CUDA toolkit's "
                << llvm::join(tools, " and ")
                << " were not found (looked in $CUDA_ROOT, $CUDA_HOME, "
-                  "$CUDA_PATH, /usr/local/cuda and $PATH); --emit=ptx needs "
-                  "neither\n";
+                  "$CUDA_PATH, /usr/local/cuda and $PATH); --emit=gpu, nvvm "
+                  "and ptx need neither\n";
   return "";
 }
 
@@ -556,7 +556,7 @@ static FailureOr<bool> lowerForCUDA(ModuleOp module, StepInfo &info) {
   options.format = emit == Emit::PTX     ? "isa"
                    : emit == Emit::Cubin ? "bin"
                                          : "fatbin";
-  if (emit != Emit::PTX) {
+  if (emit != Emit::GPU && emit != Emit::NVVM && emit != Emit::PTX) {
     SmallVector<StringRef> tools = {"ptxas"};
     if (options.format == "fatbin")
       tools.push_back("fatbinary");
