@@ -5,7 +5,7 @@
 #   utils/gpu-check.sh prepare [BUNDLE]        # here, after ./utils/build.sh
 #   utils/gpu-check.sh run [BUNDLE] [RESULT]   # on the GPU machine
 #
-# prepare compiles, into BUNDLE (default build/gpu-bundle, about 30 MB):
+# prepare compiles, into BUNDLE (default build/gpu-bundle, 26 MB today):
 #   - every example model for --target=cuda without a limit and at 75, 50
 #     and 25% of its peak (a limit the solver cannot reach is recorded as
 #     refused, with the compiler's message);

@@ -23,7 +23,8 @@ namespace mlir::remat {
 inline void registerAllDialects(DialectRegistry &registry) {
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
-  // gpu-module-to-binary translates device modules to LLVM IR.
+  // Translation to LLVM IR: remat-compile for the host module,
+  // gpu-module-to-binary for device modules.
   mlir::registerAllToLLVMIRTranslations(registry);
   registry.insert<train::TrainDialect>();
 }

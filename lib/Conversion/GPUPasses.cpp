@@ -137,6 +137,18 @@ static std::optional<Dim> staticDim(Value lb, Value ub, Value step) {
   return Dim{*l, *s, (*u - *l + *s - 1) / *s};
 }
 
+static std::optional<SmallVector<Dim>>
+staticDims(ValueRange lbs, ValueRange ubs, ValueRange steps) {
+  SmallVector<Dim> dims;
+  for (auto [lb, ub, step] : llvm::zip(lbs, ubs, steps)) {
+    std::optional<Dim> d = staticDim(lb, ub, step);
+    if (!d)
+      return std::nullopt;
+    dims.push_back(*d);
+  }
+  return dims;
+}
+
 struct MapToGPUPass
     : public mlir::remat::impl::RematMapToGPUBase<MapToGPUPass> {
   using RematMapToGPUBase::RematMapToGPUBase;
@@ -291,26 +303,7 @@ struct MapToGPUPass
   /// A parallel loop nest with static bounds and no reductions, from
   /// convert-linalg-to-parallel-loops: one thread per iteration.
   bool mapParallel(scf::ParallelOp loop) {
-    if (!loop.getInitVals().empty())
-      return false;
-    SmallVector<Dim> dims;
-    for (auto [lb, ub, step] : llvm::zip(
-             loop.getLowerBound(), loop.getUpperBound(), loop.getStep())) {
-      std::optional<Dim> d = staticDim(lb, ub, step);
-      if (!d)
-        return false;
-      dims.push_back(*d);
-    }
-    OpBuilder b(loop);
-    buildKernel(b, loop.getLoc(), dims, blockSize,
-                [&](OpBuilder &kb, ValueRange ivs) {
-                  IRMapping map;
-                  map.map(loop.getInductionVars(), ivs);
-                  for (Operation &op : loop.getBody()->without_terminator())
-                    kb.clone(op, map);
-                });
-    loop.erase();
-    return true;
+    return mapNestAroundParallel({}, loop, loop);
   }
 
   /// An scf.for nest the lowering marked parallel: the marked loops that are
@@ -334,16 +327,17 @@ struct MapToGPUPass
         break;
       nest.push_back(inner);
     }
-    SmallVector<Dim> dims;
+    SmallVector<Value> lbs, ubs, steps;
     for (scf::ForOp f : nest) {
-      std::optional<Dim> d =
-          staticDim(f.getLowerBound(), f.getUpperBound(), f.getStep());
-      if (!d)
-        return false;
-      dims.push_back(*d);
+      lbs.push_back(f.getLowerBound());
+      ubs.push_back(f.getUpperBound());
+      steps.push_back(f.getStep());
     }
+    std::optional<SmallVector<Dim>> dims = staticDims(lbs, ubs, steps);
+    if (!dims)
+      return false;
     OpBuilder b(outer);
-    buildKernel(b, outer.getLoc(), dims, blockSize,
+    buildKernel(b, outer.getLoc(), *dims, blockSize,
                 [&](OpBuilder &kb, ValueRange ivs) {
                   IRMapping map;
                   for (auto [f, iv] : llvm::zip(nest, ivs))
@@ -378,27 +372,32 @@ struct MapToGPUPass
       if (auto f = dyn_cast_or_null<scf::ForOp>(next);
           f && f.getNumResults() == 0)
         nest.push_back(f);
-      else if (auto p = dyn_cast_or_null<scf::ParallelOp>(next);
-               p && p.getInitVals().empty())
+      else if (auto p = dyn_cast_or_null<scf::ParallelOp>(next))
         inner = p;
       else
         return false;
     }
-    SmallVector<Dim> dims;
-    for (auto [lb, ub, step] : llvm::zip(
-             inner.getLowerBound(), inner.getUpperBound(), inner.getStep())) {
-      std::optional<Dim> d = staticDim(lb, ub, step);
-      if (!d)
-        return false;
-      dims.push_back(*d);
-    }
-    OpBuilder b(outer);
-    buildKernel(b, outer.getLoc(), dims, blockSize,
+    return mapNestAroundParallel(nest, inner, outer);
+  }
+
+  /// The kernel for `inner` (one thread per iteration) whose threads each
+  /// run the loops of `fors` (outermost first) around inner's body; `root`,
+  /// the outermost op, is replaced.
+  bool mapNestAroundParallel(ArrayRef<scf::ForOp> fors, scf::ParallelOp inner,
+                             Operation *root) {
+    if (!inner.getInitVals().empty())
+      return false;
+    std::optional<SmallVector<Dim>> dims = staticDims(
+        inner.getLowerBound(), inner.getUpperBound(), inner.getStep());
+    if (!dims)
+      return false;
+    OpBuilder b(root);
+    buildKernel(b, root->getLoc(), *dims, blockSize,
                 [&](OpBuilder &kb, ValueRange ivs) {
                   IRMapping map;
                   map.map(inner.getInductionVars(), ivs);
                   OpBuilder::InsertionGuard guard(kb);
-                  for (scf::ForOp f : nest) {
+                  for (scf::ForOp f : fors) {
                     auto loop = scf::ForOp::create(
                         kb, f.getLoc(), map.lookupOrDefault(f.getLowerBound()),
                         map.lookupOrDefault(f.getUpperBound()),
@@ -412,7 +411,7 @@ struct MapToGPUPass
                   for (Operation &op : inner.getBody()->without_terminator())
                     kb.clone(op, map);
                 });
-    outer.erase();
+    root->erase();
     return true;
   }
 

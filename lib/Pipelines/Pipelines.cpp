@@ -81,9 +81,8 @@ LogicalResult mlir::remat::buildGPUMappingStage(OpPassManager &pm,
   // One kernel per loop nest, in one device module; every launch, allocation
   // and free async on one stream per step (gpu-async-region), so kernels
   // queue back to back and memory is stream-ordered in the schedule's order.
-  std::string stage =
-      llvm::formatv("func.func(remat-map-to-gpu{{block-size={0}})",
-                    options.blockSize);
+  std::string stage = llvm::formatv(
+      "func.func(remat-map-to-gpu{{block-size={0}})", options.blockSize);
   if (outline)
     stage += ",gpu-kernel-outlining,remat-merge-gpu-modules,"
              "func.func(gpu-async-region)";

@@ -103,8 +103,10 @@ CUresult cuMemPoolGetAttribute(void *, int attr, void *value) {
   return kSuccess;
 }
 CUresult cuMemPoolSetAttribute(void *, int attr, void *value) {
-  if (attr == 8)
-    usedHigh = used + 0 * *static_cast<uint64_t *>(value);
+  // Resetting the high-water mark (the only value CUDA accepts is 0)
+  // restarts it from the memory in use.
+  if (attr == 8 && *static_cast<uint64_t *>(value) == 0)
+    usedHigh = used;
   return kSuccess;
 }
 CUresult cuMemcpyHtoD_v2(uintptr_t dst, const void *src, size_t n) {

@@ -46,3 +46,13 @@ func.func @nested(%x: memref<4xf32>) {
   }
   return
 }
+
+// -----
+
+// Kernels are formed from the step's straight-line body.
+// expected-error @below {{expects a step function of one block}}
+func.func @branches(%x: memref<f32>) {
+  cf.br ^next
+^next:
+  return
+}

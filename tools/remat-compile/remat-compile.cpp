@@ -19,8 +19,6 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
-#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
-#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -564,24 +562,29 @@ static FailureOr<bool> lowerForCUDA(ModuleOp module, StepInfo &info) {
     if (options.toolkit.empty())
       return failure();
   }
-  PassManager map(module->getName());
-  if (failed(mlir::remat::buildBufferizationStage(map)) ||
-      failed(mlir::remat::buildGPUMappingStage(map, options)) ||
-      failed(map.run(module)))
+  auto runStage = [&](function_ref<LogicalResult(OpPassManager &)> build) {
+    PassManager pm(module->getName());
+    return success(succeeded(build(pm)) && succeeded(pm.run(module)));
+  };
+  if (failed(runStage([&](OpPassManager &pm) {
+        return success(
+            succeeded(mlir::remat::buildBufferizationStage(pm)) &&
+            succeeded(mlir::remat::buildGPUMappingStage(pm, options)));
+      })))
     return failure();
   for (auto m : module.getOps<gpu::GPUModuleOp>())
     info.kernels += llvm::range_size(m.getOps<gpu::GPUFuncOp>());
   if (emit == Emit::GPU)
     return wrote(printModule(module));
-  PassManager nvvm(module->getName());
-  if (failed(mlir::remat::buildCUDAToNVVMStage(nvvm, options)) ||
-      failed(nvvm.run(module)))
+  if (failed(runStage([&](OpPassManager &pm) {
+        return mlir::remat::buildCUDAToNVVMStage(pm, options);
+      })))
     return failure();
   if (emit == Emit::NVVM)
     return wrote(printModule(module));
-  PassManager binary(module->getName());
-  if (failed(mlir::remat::buildCUDABinaryStage(binary, options)) ||
-      failed(binary.run(module)))
+  if (failed(runStage([&](OpPassManager &pm) {
+        return mlir::remat::buildCUDABinaryStage(pm, options);
+      })))
     return failure();
   if (emit == Emit::PTX || emit == Emit::Cubin)
     return wrote(writeDeviceCode(module));
@@ -763,8 +766,6 @@ int main(int argc, char **argv) {
 
   DialectRegistry registry;
   mlir::remat::registerAllDialects(registry);
-  registerBuiltinDialectTranslation(registry);
-  registerLLVMDialectTranslation(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
 
