@@ -349,37 +349,89 @@ struct Evaluated {
 };
 } // namespace
 
-/// Marks the values resident at some event where memory exceeds `budget`.
-static std::vector<char> residentOverBudget(const Graph &graph,
-                                            const Schedule &schedule,
-                                            int64_t budget) {
-  std::vector<char> marked(graph.size(), 0), resident(graph.size(), 0);
-  std::vector<int64_t> live = residentBytes(graph, schedule);
-  // A value is marked if it is resident after an over-budget compute.
-  for (NodeId id = 0; id < (NodeId)graph.size(); ++id)
-    if (graph.node(id).argument)
-      resident[id] = 1;
-  std::vector<NodeId> residentList;
-  for (size_t i = 0; i < schedule.size(); ++i) {
-    const Event &e = schedule[i];
-    resident[e.node] = e.kind == Event::Kind::Compute;
-    if (e.kind == Event::Kind::Compute)
-      residentList.push_back(e.node);
-    if (e.kind != Event::Kind::Compute || live[i] <= budget)
-      continue;
-    // Compact the list to what is still resident and mark it.
-    size_t keep = 0;
-    for (NodeId id : residentList)
-      if (resident[id] && !marked[id]) {
-        marked[id] = 1;
-        residentList[keep++] = id;
-      } else if (resident[id]) {
-        residentList[keep++] = id;
+namespace {
+/// Where a schedule is over the budget, and which values are resident there:
+/// an optimistic bound on what dropping a value can save, cheap enough to
+/// ask of every candidate at every greedy step. Dropping a value lowers
+/// memory by at most its size at the over-budget computes it is resident
+/// across, and by at most their excess.
+class PressureMap {
+public:
+  PressureMap(const Graph &graph, const Schedule &schedule, int64_t budget) {
+    size_t n = schedule.size();
+    live = residentBytes(graph, schedule);
+    overSum.assign(n + 1, 0);
+    overCount.assign(n + 1, 0);
+    for (size_t i = 0; i < n; ++i) {
+      bool over = schedule[i].kind == Event::Kind::Compute && live[i] > budget;
+      overSum[i + 1] =
+          overSum[i] + (over ? static_cast<double>(live[i] - budget) : 0.0);
+      overCount[i + 1] = overCount[i] + over;
+    }
+    // Residence spans [compute, free) of each value, grouped by value.
+    std::vector<uint32_t> open(graph.size(), 0), owner;
+    std::vector<std::pair<uint32_t, uint32_t>> unordered;
+    for (size_t i = 0; i < n; ++i) {
+      const Event &e = schedule[i];
+      if (e.kind == Event::Kind::Compute) {
+        open[e.node] = static_cast<uint32_t>(i);
+        continue;
       }
-    residentList.resize(keep);
+      unordered.push_back({open[e.node], static_cast<uint32_t>(i)});
+      owner.push_back(static_cast<uint32_t>(e.node));
+    }
+    // Values never freed (outputs) are never candidates; skip them.
+    first.assign(graph.size() + 1, 0);
+    for (uint32_t o : owner)
+      ++first[o + 1];
+    for (size_t k = 1; k < first.size(); ++k)
+      first[k] += first[k - 1];
+    spans.resize(unordered.size());
+    std::vector<uint32_t> fill(first.begin(), first.end() - 1);
+    for (size_t k = 0; k < unordered.size(); ++k)
+      spans[fill[owner[k]]++] = unordered[k];
   }
-  return marked;
-}
+
+  /// Upper bound on the excess that removing `id` (of `bytes`) saves.
+  double gainBound(NodeId id, int64_t bytes) const {
+    double bound = 0;
+    for (uint32_t k = first[id]; k < first[id + 1]; ++k) {
+      auto [lo, hi] = spans[k];
+      double sum = overSum[hi] - overSum[lo];
+      double capped =
+          static_cast<double>(bytes) * (overCount[hi] - overCount[lo]);
+      bound += std::min(sum, capped);
+    }
+    return bound;
+  }
+
+  /// The most memory in use at the events where `id` is not resident
+  /// between its `from`-th residence span and its last: what holding it
+  /// there instead (one computation fewer per gap) must fit on top of.
+  int64_t maxBetweenSpans(NodeId id, uint32_t from) const {
+    int64_t most = 0;
+    for (uint32_t k = first[id] + from; k + 1 < first[id + 1]; ++k)
+      for (uint32_t i = spans[k].second; i < spans[k + 1].first; ++i)
+        most = std::max(most, live[i]);
+    return most;
+  }
+
+private:
+  std::vector<int64_t> live;
+  std::vector<double> overSum;
+  std::vector<int32_t> overCount;
+  std::vector<uint32_t> first;
+  std::vector<std::pair<uint32_t, uint32_t>> spans;
+};
+} // namespace
+
+namespace {
+/// How greedy keys every move when it (re)fills its heap: with the pressure
+/// bound (one pass over the schedule per step, what scales to 10,000 nodes)
+/// or with an exact simulation of each move (quadratic, but it reaches
+/// tighter budgets on some graphs). Neither dominates the other.
+enum class GreedyScoring { Bound, Exact };
+} // namespace
 
 /// XLA-style greedy: starting from keeping everything, repeatedly make the
 /// move (one candidate from Keep to Recompute or Transient, or from Recompute
@@ -388,7 +440,8 @@ static std::vector<char> residentOverBudget(const Graph &graph,
 /// the budget is met; then undo moves that are no longer needed, the most
 /// expensive first.
 static SolveResult greedyRun(const Graph &graph, int64_t budget,
-                             std::vector<std::vector<Policy>> *trajectory) {
+                             std::vector<std::vector<Policy>> *trajectory,
+                             GreedyScoring scoring = GreedyScoring::Bound) {
   std::vector<NodeId> candidates = checkpointCandidates(graph);
   std::vector<Policy> policy(graph.size(), Policy::Keep);
   ExecutorPlan plan(graph);
@@ -399,11 +452,13 @@ static SolveResult greedyRun(const Graph &graph, int64_t budget,
   Evaluated current = evaluate(policy);
   if (trajectory)
     trajectory->push_back(policy);
-  // Lazy evaluation: moves wait in a max-heap under the score they had when
-  // last evaluated; the top is re-evaluated against the current state and
-  // taken if it still beats every stale score. Scores mostly only fall as
-  // memory pressure eases, so this takes a few evaluations per step instead
-  // of one per candidate.
+  // Lazy evaluation: moves wait in a max-heap under an optimistic score
+  // (the last exact one, or the pressure bound if lower); the top is scored
+  // exactly against the current state and taken if it still beats every
+  // other key. Scores mostly only fall as memory pressure eases, so this
+  // takes a few exact evaluations per step instead of one per candidate,
+  // and the bound retires moves whose value is no longer under pressure
+  // without simulating them.
   struct Move {
     double score;
     NodeId node;
@@ -421,27 +476,35 @@ static SolveResult greedyRun(const Graph &graph, int64_t budget,
       return std::nullopt;
     return gain / std::max(e.cost - current.cost, 1e-9);
   };
-  // A re-scored move is taken if it is within this factor of the best stale
-  // score: exact lazy greedy re-scores most moves once per step on large
-  // graphs, because every step lowers the excess every other move saves.
+  // Every move recomputes its value at least once more.
+  auto boundScore = [&](NodeId c, const PressureMap &pressure) {
+    const Node &n = graph.node(c);
+    return pressure.gainBound(c, n.bytes) / std::max(n.cost, 1e-9);
+  };
+  // A re-scored move is taken if it is within this factor of the best
+  // other key: exact lazy greedy re-scores most moves once per step on
+  // large graphs, because every step lowers the excess every other move
+  // saves.
   constexpr double kLazySlack = 0.8;
   std::priority_queue<Move> heap;
-  bool fresh = false; // the heap holds every move scored at this state
+  std::optional<PressureMap> pressure;
+  bool fresh = false; // the heap holds every move keyed at this state
   while (current.peak > budget) {
+    if (!pressure)
+      pressure.emplace(graph, PolicyExecutor(plan, policy).run(), budget);
     if (heap.empty()) {
       if (fresh)
         break; // no move lowers the excess
-      // Dropping a value can only lower the excess if the value is resident
-      // while memory is over the budget; score only those.
-      std::vector<char> pressured =
-          residentOverBudget(graph, PolicyExecutor(plan, policy).run(), budget);
       for (NodeId c : candidates)
-        for (Policy p : {Policy::Recompute, Policy::Transient}) {
-          Evaluated e;
-          if (p > policy[c] && pressured[c])
-            if (std::optional<double> score = tryMove(c, p, e))
-              heap.push({*score, c, p});
-        }
+        for (Policy p : {Policy::Recompute, Policy::Transient})
+          if (p > policy[c])
+            if (double key = boundScore(c, *pressure); key > 0) {
+              Evaluated e;
+              if (scoring == GreedyScoring::Bound)
+                heap.push({key, c, p});
+              else if (std::optional<double> exact = tryMove(c, p, e))
+                heap.push({*exact, c, p});
+            }
       fresh = true;
       continue;
     }
@@ -449,6 +512,13 @@ static SolveResult greedyRun(const Graph &graph, int64_t budget,
     heap.pop();
     if (top.policy <= policy[top.node])
       continue;
+    double bound = boundScore(top.node, *pressure);
+    if (bound <= 0)
+      continue; // not resident where memory is over the budget
+    if (bound < top.score && !heap.empty() && bound < heap.top().score) {
+      heap.push({bound, top.node, top.policy});
+      continue;
+    }
     Evaluated e;
     std::optional<double> score = tryMove(top.node, top.policy, e);
     if (!score)
@@ -459,6 +529,7 @@ static SolveResult greedyRun(const Graph &graph, int64_t budget,
     }
     policy[top.node] = top.policy;
     current = e;
+    pressure.reset();
     fresh = false;
     if (trajectory)
       trajectory->push_back(policy);
@@ -471,16 +542,25 @@ static SolveResult greedyRun(const Graph &graph, int64_t budget,
     std::sort(moved.begin(), moved.end(), [&](NodeId a, NodeId b) {
       return graph.node(a).cost > graph.node(b).cost;
     });
+    // Holding a value through a gap cannot fit where memory plus its size
+    // already exceeds the budget: such undos are skipped unsimulated.
+    std::optional<PressureMap> profile;
     for (NodeId c : moved) {
       Policy old = policy[c];
       for (Policy p : {Policy::Keep, Policy::Recompute}) {
         if (p >= old)
           break;
+        if (!profile)
+          profile.emplace(graph, PolicyExecutor(plan, policy).run(), budget);
+        uint32_t from = p == Policy::Keep ? 0 : 1;
+        if (profile->maxBetweenSpans(c, from) + graph.node(c).bytes > budget)
+          continue;
         policy[c] = p;
         Evaluated e = evaluate(policy);
         if (e.valid && e.peak <= budget && e.cost < current.cost) {
           current = e;
           old = p;
+          profile.reset();
           break;
         }
         policy[c] = old;
@@ -493,17 +573,18 @@ static SolveResult greedyRun(const Graph &graph, int64_t budget,
 /// The states greedy can answer "how low can you go" with, independent of
 /// any one budget: its path with budget 0 and the end states of a bisection
 /// over budgets between the arguments' bytes and the no-remat peak.
-static std::vector<SolveResult> greedyLadder(const Graph &graph) {
+static std::vector<SolveResult> greedyLadder(const Graph &graph,
+                                             GreedyScoring scoring) {
   std::vector<SolveResult> ladder;
   std::vector<std::vector<Policy>> trajectory;
-  greedyRun(graph, 0, &trajectory);
+  greedyRun(graph, 0, &trajectory, scoring);
   for (const std::vector<Policy> &policy : trajectory)
     ladder.push_back(
         finish(graph, scheduleFromPolicies(graph, policy), kNoBudget));
   int64_t lo = graph.argumentBytes(), hi = ladder.front().peakBytes;
   while (hi - lo > std::max<int64_t>(1, hi / 1000)) {
     int64_t mid = lo + (hi - lo) / 2;
-    SolveResult r = greedyRun(graph, mid, nullptr);
+    SolveResult r = greedyRun(graph, mid, nullptr, scoring);
     if (r.feasible)
       hi = r.peakBytes;
     else
@@ -513,17 +594,15 @@ static std::vector<SolveResult> greedyLadder(const Graph &graph) {
   return ladder;
 }
 
-static SolveResult solveGreedy(const Graph &graph, int64_t budget,
-                               const SolverOptions &) {
-  SolveResult r = greedyRun(graph, budget, nullptr);
-  if (r.feasible)
-    return r;
-  // Answer from the ladder: the cheapest of its states that meets the
-  // budget, else its lowest peak. Because the ladder does not depend on the
-  // budget, asking again with the reported figure always succeeds.
+/// Greedy's answer where its run at `budget` fails: the cheapest state of
+/// its ladder that meets the budget, else the ladder's lowest peak. Because
+/// the ladder does not depend on the budget, asking again with the reported
+/// figure always succeeds.
+static SolveResult fromLadder(const Graph &graph, int64_t budget,
+                              GreedyScoring scoring) {
   SolveResult best;
   bool have = false;
-  for (SolveResult &s : greedyLadder(graph)) {
+  for (SolveResult &s : greedyLadder(graph, scoring)) {
     s.feasible = s.peakBytes >= 0 && s.peakBytes <= budget;
     if (!have || isBetter(s, best)) {
       best = std::move(s);
@@ -531,6 +610,12 @@ static SolveResult solveGreedy(const Graph &graph, int64_t budget,
     }
   }
   return best;
+}
+
+static SolveResult solveGreedy(const Graph &graph, int64_t budget,
+                               const SolverOptions &) {
+  SolveResult r = greedyRun(graph, budget, nullptr, GreedyScoring::Bound);
+  return r.feasible ? r : fromLadder(graph, budget, GreedyScoring::Bound);
 }
 
 /// Local search after greedy: move one candidate toward Keep and a nearby
@@ -602,16 +687,29 @@ static std::vector<Policy> policiesOf(const Graph &graph,
   return policy;
 }
 
-/// The default: greedy, then swaps from its answer, then the classic
-/// schedules; the cheapest within the budget wins, so it is never worse
-/// than greedy and never over the budget when anything fits.
+/// Graphs up to this size also get greedy with exact scoring in auto; its
+/// cost grows with the square of the graph.
+constexpr size_t kExactGreedyNodes = 1000;
+
+/// The default: greedy (both scorings on graphs small enough), then swaps
+/// from the best answer, then the classic schedules; the cheapest within
+/// the budget wins, so it is never worse than greedy and never over the
+/// budget when anything fits.
 static SolveResult solveAuto(const Graph &graph, int64_t budget,
                              const SolverOptions &options) {
-  SolveResult best = solveGreedy(graph, budget, options);
+  bool small = graph.size() <= kExactGreedyNodes;
+  SolveResult best = greedyRun(graph, budget, nullptr, GreedyScoring::Bound);
   auto consider = [&](SolveResult r) {
     if (isBetter(r, best))
       best = std::move(r);
   };
+  if (small)
+    consider(greedyRun(graph, budget, nullptr, GreedyScoring::Exact));
+  if (!best.feasible) {
+    consider(fromLadder(graph, budget, GreedyScoring::Bound));
+    if (small)
+      consider(fromLadder(graph, budget, GreedyScoring::Exact));
+  }
   if (best.feasible) {
     std::vector<Policy> start = policiesOf(graph, best.schedule);
     SimResult check = simulate(graph, scheduleFromPolicies(graph, start));

@@ -5,7 +5,8 @@
 // RUN: %python %remat_src/examples/gen-mlp.py --layers 2 --width 4 --batch 8 | remat-opt --train-autodiff --train-remat="memory-limit=804" -o /dev/null 2>&1 | FileCheck %s --check-prefix=HONEST
 
 // Tests that train-remat meets a limit below the no-remat peak by
-// recomputing the first layer in the backward pass, marks the clones so
+// recomputing one layer in the backward pass (the second; the first would
+// cost as much), marks the clones so
 // that CSE keeps them, and reports the re-simulated peak.
 // The model is `examples/gen-mlp.py --layers 4 --width 8 --batch 32`: 8580
 // bytes at peak without remat, 3200 of them arguments.
@@ -15,10 +16,12 @@
 // CHECK: %[[M0:.+]] = train.matmul %[[X:.+]], %[[W0:[^ ]+]] : tensor<32x8xf32>, tensor<8x8xf32>
 // CHECK: %[[A0:.+]] = train.bias_add %[[M0]], %[[B0:[^ ]+]] :
 // CHECK: %[[H0:.+]] = train.relu %[[A0]] :
-// The first activation is dropped after its forward use and recomputed
+// CHECK: %[[M1:.+]] = train.matmul %[[H0]], %[[W1:[^ ]+]] :
+// CHECK: %[[A1:.+]] = train.bias_add %[[M1]], %[[B1:[^ ]+]] :
+// The second activation is dropped after its forward use and recomputed
 // right before the backward pass needs it.
-// CHECK: %[[R0:.+]] = train.matmul %[[X]], %[[W0]] {train.recompute = 0 : i64}
-// CHECK-NEXT: %[[R1:.+]] = train.bias_add %[[R0]], %[[B0]] {train.recompute = 1 : i64}
+// CHECK: %[[R0:.+]] = train.matmul %[[H0]], %[[W1]] {train.recompute = 0 : i64}
+// CHECK-NEXT: %[[R1:.+]] = train.bias_add %[[R0]], %[[B1]] {train.recompute = 1 : i64}
 // CHECK-NEXT: %[[R2:.+]] = train.relu %[[R1]] {train.recompute = 2 : i64}
 // CHECK-NEXT: train.matmul %[[R2]], %{{.+}} {transpose_lhs}
 // CHECK-NOT: train.recompute
