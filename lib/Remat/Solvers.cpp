@@ -85,69 +85,169 @@ namespace {
 struct ExecutorPlan {
   explicit ExecutorPlan(const Graph &graph) : graph(graph) {
     bool training = hasBackward(graph);
-    remaining.resize(graph.size());
-    remainingEarly.resize(graph.size());
-    earlyDep.resize(graph.size());
-    for (NodeId id = 0; id < (NodeId)graph.size(); ++id) {
+    size_t n = graph.size();
+    remaining.resize(n);
+    remainingEarly.resize(n);
+    flags.resize(n);
+    allocated.resize(n);
+    cost.resize(n);
+    overwrites.resize(n);
+    depStart.push_back(0);
+    for (NodeId id = 0; id < (NodeId)n; ++id) {
+      const Node &node = graph.node(id);
       remaining[id] = static_cast<int32_t>(graph.users(id).size());
       remainingEarly[id] = earlyUses(graph, id, training);
+      flags[id] = (node.argument ? kArgument : 0) |
+                  (node.output ? kOutput : 0) |
+                  (node.recomputable ? kRecomputable : 0);
+      allocated[id] = node.overwrites >= 0 ? 0 : node.bytes;
+      cost[id] = node.cost;
+      overwrites[id] = node.overwrites;
       for (NodeId d : graph.deps(id)) {
+        deps.push_back(d);
         // In a training graph the forward users are early; otherwise the
         // first user is.
-        bool early =
-            training ? !graph.node(id).backward : graph.users(d).front() == id;
-        earlyDep[id].push_back(early);
+        earlyDep.push_back(training ? !node.backward
+                                    : graph.users(d).front() == id);
       }
+      depStart.push_back(static_cast<uint32_t>(deps.size()));
     }
   }
+  enum : uint8_t { kArgument = 1, kOutput = 2, kRecomputable = 4 };
+
   const Graph &graph;
   std::vector<int32_t> remaining, remainingEarly;
-  /// For each node, whether its use of each dep (in deps() order) is early.
-  std::vector<std::vector<char>> earlyDep;
+  // The graph in flat arrays: the executor reads them once per event.
+  std::vector<uint8_t> flags;
+  std::vector<int64_t> allocated; // bytes a computation allocates
+  std::vector<double> cost;
+  std::vector<NodeId> overwrites;
+  /// deps[depStart[id] .. depStart[id + 1]) are id's inputs in deps()
+  /// order; earlyDep says for each whether the use is early.
+  std::vector<uint32_t> depStart;
+  std::vector<NodeId> deps;
+  std::vector<char> earlyDep;
 };
 
-/// Runs the graph in order under per-value policies; see
-/// scheduleFromPolicies.
+/// What the simulator reports for a schedule at a budget, as far as a
+/// solver's search needs it.
+struct Evaluated {
+  bool valid;
+  int64_t peak;
+  double cost, excess;
+};
+
+/// Runs the graph in order under per-value policies (see
+/// scheduleFromPolicies). One executor serves many runs and reuses its
+/// buffers; evaluate() applies the simulator's accounting to each step as
+/// it is produced instead of storing the schedule, which is what makes a
+/// search of thousands of evaluations cheap.
 class PolicyExecutor {
 public:
-  PolicyExecutor(const ExecutorPlan &plan, const std::vector<Policy> &policy)
-      : graph(plan.graph), policy(policy), resident(graph.size(), 0),
-        dropped(graph.size(), 0), remaining(plan.remaining),
-        remainingEarly(plan.remainingEarly), earlyDep(plan.earlyDep) {
-    schedule.reserve(graph.size() * 3);
+  explicit PolicyExecutor(const ExecutorPlan &plan)
+      : plan(plan), argumentBytes(plan.graph.argumentBytes()) {}
+
+  Schedule run(const std::vector<Policy> &p) {
+    execute(p, nullptr);
+    return schedule;
   }
 
-  Schedule run() {
-    std::vector<NodeId> transient;
-    for (NodeId id = 0; id < (NodeId)graph.size(); ++id) {
-      const Node &n = graph.node(id);
-      if (n.argument) {
+  /// What simulate(graph, run(p), budget) reports.
+  Evaluated evaluate(const std::vector<Policy> &p, int64_t budget) {
+    Evaluated e{true, argumentBytes, 0.0, 0.0};
+    Tally tally{budget, argumentBytes, &e};
+    execute(p, &tally);
+    return e;
+  }
+
+private:
+  struct Tally {
+    int64_t budget, live;
+    Evaluated *out;
+  };
+
+  void execute(const std::vector<Policy> &p, Tally *tally) {
+    size_t n = plan.flags.size();
+    policy = &p;
+    resident.assign(n, 0);
+    dropped.assign(n, 0);
+    touchedAt.resize(n, {0, 0});
+    remaining.assign(plan.remaining.begin(), plan.remaining.end());
+    remainingEarly.assign(plan.remainingEarly.begin(),
+                          plan.remainingEarly.end());
+    schedule.clear();
+    schedule.reserve(tally ? 64 : n * 3);
+    if (tally) {
+      computed.assign(n, 0);
+      clobbered.assign(n, 0);
+    }
+    for (NodeId id = 0; id < (NodeId)n; ++id) {
+      if (plan.flags[id] & ExecutorPlan::kArgument) {
         resident[id] = 1;
         continue;
       }
       transient.clear();
-      const std::vector<NodeId> &deps = graph.deps(id);
-      for (NodeId d : deps)
-        ensure(d, transient);
+      size_t stepStart = schedule.size();
+      uint32_t depsBegin = plan.depStart[id], depsEnd = plan.depStart[id + 1];
+      for (uint32_t k = depsBegin; k < depsEnd; ++k)
+        ensure(plan.deps[k]);
       compute(id);
-      for (size_t k = 0; k < deps.size(); ++k) {
-        --remaining[deps[k]];
-        if (earlyDep[id][k])
-          --remainingEarly[deps[k]];
+      for (uint32_t k = depsBegin; k < depsEnd; ++k) {
+        --remaining[plan.deps[k]];
+        if (plan.earlyDep[k])
+          --remainingEarly[plan.deps[k]];
       }
-      for (NodeId d : deps)
-        maybeFree(d);
+      for (uint32_t k = depsBegin; k < depsEnd; ++k)
+        maybeFree(plan.deps[k]);
       for (NodeId t : transient)
-        if (policy[t] == Policy::Transient)
+        if (p[t] == Policy::Transient)
           free(t);
         else
           maybeFree(t);
       maybeFree(id);
+      if (!transient.empty())
+        placeFrees(stepStart);
+      if (tally) {
+        if (!account(stepStart, *tally))
+          return;
+        schedule.clear();
+      }
     }
-    return freeAtLastUse(graph, schedule);
   }
 
-private:
+  /// The simulator's accounting for the events from `start` on; false once
+  /// the schedule is one the simulator rejects. The executor never frees a
+  /// value that is not resident, never frees an output and computes every
+  /// node, so only two of the simulator's checks can fail here.
+  bool account(size_t start, Tally &t) {
+    Evaluated &e = *t.out;
+    for (size_t i = start; i < schedule.size(); ++i) {
+      NodeId id = schedule[i].node;
+      int64_t bytes = plan.allocated[id];
+      if (schedule[i].kind == Event::Kind::Free) {
+        t.live -= bytes;
+        continue;
+      }
+      bool invalid =
+          computed[id] && !(plan.flags[id] & ExecutorPlan::kRecomputable);
+      for (uint32_t k = plan.depStart[id]; k < plan.depStart[id + 1]; ++k)
+        invalid |= clobbered[plan.deps[k]] != 0;
+      if (invalid) {
+        e.valid = false;
+        return false;
+      }
+      computed[id] = 1;
+      if (plan.overwrites[id] >= 0)
+        clobbered[plan.overwrites[id]] = 1;
+      t.live += bytes;
+      e.cost += plan.cost[id];
+      e.peak = std::max(e.peak, t.live);
+      if (t.live > t.budget)
+        e.excess += static_cast<double>(t.live - t.budget);
+    }
+    return true;
+  }
+
   void compute(NodeId id) {
     schedule.push_back({Event::Kind::Compute, id});
     resident[id] = 1;
@@ -156,18 +256,56 @@ private:
   /// Makes `id` resident, recomputing it and what it needs. Recomputed
   /// values stay until the consumer that asked for them has run, so two
   /// operands that share an input do not recompute it twice.
-  void ensure(NodeId id, std::vector<NodeId> &transient) {
-    if (resident[id] || graph.node(id).argument)
+  void ensure(NodeId id) {
+    if (resident[id] || (plan.flags[id] & ExecutorPlan::kArgument))
       return; // an overwritten argument is caught by the simulator
-    for (NodeId d : graph.deps(id))
-      ensure(d, transient);
+    for (uint32_t k = plan.depStart[id]; k < plan.depStart[id + 1]; ++k)
+      ensure(plan.deps[k]);
     compute(id);
     transient.push_back(id);
   }
 
+  /// What freeAtLastUse does, within one step: a step's frees all follow
+  /// its computes and are of values a compute of the step touched, so only
+  /// steps that recomputed something have frees to move, and only within
+  /// the step. Each free moves right after the last compute that touched
+  /// its value, keeping the order of frees that land together.
+  void placeFrees(size_t start) {
+    size_t end = schedule.size(), computes = start;
+    while (computes < end && schedule[computes].kind == Event::Kind::Compute)
+      ++computes;
+    size_t nComputes = computes - start;
+    ++stamp;
+    for (size_t c = 0; c < nComputes; ++c) {
+      NodeId u = schedule[start + c].node;
+      touchedAt[u] = {stamp, static_cast<uint32_t>(c)};
+      for (uint32_t k = plan.depStart[u]; k < plan.depStart[u + 1]; ++k)
+        touchedAt[plan.deps[k]] = {stamp, static_cast<uint32_t>(c)};
+    }
+    // Counting sort of the frees by the compute they follow (stable).
+    count.assign(nComputes, 0);
+    slots.resize(end - computes);
+    for (size_t f = computes; f < end; ++f) {
+      auto [when, at] = touchedAt[schedule[f].node];
+      uint32_t slot = when == stamp ? at : nComputes - 1;
+      slots[f - computes] = slot;
+      ++count[slot];
+    }
+    window.assign(schedule.begin() + start, schedule.end());
+    size_t out = start;
+    for (size_t c = 0; c < nComputes; ++c) {
+      schedule[out] = window[c];
+      uint32_t frees = count[c];
+      count[c] = static_cast<uint32_t>(out + 1); // where its frees go
+      out += 1 + frees;
+    }
+    for (size_t f = nComputes; f < window.size(); ++f)
+      schedule[count[slots[f - nComputes]]++] = window[f];
+  }
+
   void maybeFree(NodeId id) {
-    const Node &n = graph.node(id);
-    if (!resident[id] || n.argument || n.output)
+    if (!resident[id] ||
+        (plan.flags[id] & (ExecutorPlan::kArgument | ExecutorPlan::kOutput)))
       return;
     if (remaining[id] == 0) {
       free(id);
@@ -175,7 +313,8 @@ private:
     }
     // A dropped candidate leaves once its early uses are served; it is
     // dropped once, and what comes back later follows its policy.
-    if (policy[id] != Policy::Keep && !dropped[id] && remainingEarly[id] == 0) {
+    if ((*policy)[id] != Policy::Keep && !dropped[id] &&
+        remainingEarly[id] == 0) {
       dropped[id] = 1;
       free(id);
     }
@@ -188,18 +327,25 @@ private:
     resident[id] = 0;
   }
 
-  const Graph &graph;
-  const std::vector<Policy> &policy;
-  std::vector<char> resident, dropped;
+  const ExecutorPlan &plan;
+  const int64_t argumentBytes;
+  const std::vector<Policy> *policy = nullptr;
+  std::vector<char> resident, dropped, computed, clobbered;
   std::vector<int32_t> remaining, remainingEarly;
-  const std::vector<std::vector<char>> &earlyDep;
-  Schedule schedule;
+  std::vector<NodeId> transient;
+  Schedule schedule, window;
+  /// placeFrees' scratch: where in the current step each value was last
+  /// touched (valid when its stamp is the step's).
+  std::vector<std::pair<uint32_t, uint32_t>> touchedAt;
+  uint32_t stamp = 0;
+  std::vector<uint32_t> slots, count;
 };
 } // namespace
 
 Schedule remat::scheduleFromPolicies(const Graph &graph,
                                      const std::vector<Policy> &policy) {
-  return PolicyExecutor(ExecutorPlan(graph), policy).run();
+  ExecutorPlan plan(graph);
+  return PolicyExecutor(plan).run(policy);
 }
 
 /// The order every solver picks by: feasible beats infeasible; among
@@ -342,14 +488,6 @@ static SolveResult solveChenGreedy(const Graph &graph, int64_t budget,
 }
 
 namespace {
-struct Evaluated {
-  bool valid;
-  int64_t peak;
-  double cost, excess;
-};
-} // namespace
-
-namespace {
 /// Where a schedule is over the budget, and which values are resident there:
 /// an optimistic bound on what dropping a value can save, cheap enough to
 /// ask of every candidate at every greedy step. Dropping a value lowers
@@ -441,13 +579,14 @@ enum class GreedyScoring { Bound, Exact };
 /// expensive first.
 static SolveResult greedyRun(const Graph &graph, int64_t budget,
                              std::vector<std::vector<Policy>> *trajectory,
-                             GreedyScoring scoring = GreedyScoring::Bound) {
+                             GreedyScoring scoring = GreedyScoring::Bound,
+                             std::vector<Policy> *finalPolicy = nullptr) {
   std::vector<NodeId> candidates = checkpointCandidates(graph);
   std::vector<Policy> policy(graph.size(), Policy::Keep);
   ExecutorPlan plan(graph);
+  PolicyExecutor executor(plan);
   auto evaluate = [&](const std::vector<Policy> &p) {
-    SimResult s = simulate(graph, PolicyExecutor(plan, p).run(), budget);
-    return Evaluated{s.valid, s.peakBytes, s.cost, s.excess};
+    return executor.evaluate(p, budget);
   };
   Evaluated current = evaluate(policy);
   if (trajectory)
@@ -491,7 +630,7 @@ static SolveResult greedyRun(const Graph &graph, int64_t budget,
   bool fresh = false; // the heap holds every move keyed at this state
   while (current.peak > budget) {
     if (!pressure)
-      pressure.emplace(graph, PolicyExecutor(plan, policy).run(), budget);
+      pressure.emplace(graph, executor.run(policy), budget);
     if (heap.empty()) {
       if (fresh)
         break; // no move lowers the excess
@@ -551,7 +690,7 @@ static SolveResult greedyRun(const Graph &graph, int64_t budget,
         if (p >= old)
           break;
         if (!profile)
-          profile.emplace(graph, PolicyExecutor(plan, policy).run(), budget);
+          profile.emplace(graph, executor.run(policy), budget);
         uint32_t from = p == Policy::Keep ? 0 : 1;
         if (profile->maxBetweenSpans(c, from) + graph.node(c).bytes > budget)
           continue;
@@ -567,7 +706,10 @@ static SolveResult greedyRun(const Graph &graph, int64_t budget,
       }
     }
   }
-  return finish(graph, scheduleFromPolicies(graph, policy), budget);
+  SolveResult r = finish(graph, executor.run(policy), budget);
+  if (finalPolicy)
+    *finalPolicy = std::move(policy);
+  return r;
 }
 
 /// The states greedy can answer "how low can you go" with, independent of
@@ -627,10 +769,11 @@ static SolveResult improveBySwaps(const Graph &graph, int64_t budget,
                                   int maxEvaluations) {
   std::vector<NodeId> candidates = checkpointCandidates(graph);
   ExecutorPlan plan(graph);
+  PolicyExecutor executor(plan);
   auto evaluate = [&](const std::vector<Policy> &p) {
-    return simulate(graph, PolicyExecutor(plan, p).run());
+    return executor.evaluate(p, kNoBudget);
   };
-  SimResult current = evaluate(policy);
+  Evaluated current = evaluate(policy);
   const int window = 6;
   int evaluations = 0;
   bool improved = true;
@@ -655,9 +798,9 @@ static SolveResult improveBySwaps(const Graph &graph, int64_t budget,
             downOld == Policy::Keep ? Policy::Recompute : Policy::Transient;
         policy[up] = upNew;
         policy[down] = downNew;
-        SimResult e = evaluate(policy);
+        Evaluated e = evaluate(policy);
         ++evaluations;
-        if (e.valid && e.peakBytes <= budget && e.cost < current.cost) {
+        if (e.valid && e.peak <= budget && e.cost < current.cost) {
           current = e;
           improved = true;
           break;
@@ -670,51 +813,56 @@ static SolveResult improveBySwaps(const Graph &graph, int64_t budget,
   return finish(graph, scheduleFromPolicies(graph, policy), budget);
 }
 
-/// Recovers the policies behind a greedy schedule from how often each
-/// candidate is computed: once means Keep, twice Recompute, more Transient
-/// (a Transient value with one backward use reads as Recompute, which
-/// schedules it the same way). Used to continue from greedy's answer.
-static std::vector<Policy> policiesOf(const Graph &graph,
-                                      const Schedule &schedule) {
-  std::vector<int> computes(graph.size(), 0);
-  for (const Event &e : schedule)
-    computes[e.node] += e.kind == Event::Kind::Compute;
-  std::vector<Policy> policy(graph.size(), Policy::Keep);
-  for (NodeId c : checkpointCandidates(graph))
-    policy[c] = computes[c] <= 1   ? Policy::Keep
-                : computes[c] == 2 ? Policy::Recompute
-                                   : Policy::Transient;
-  return policy;
-}
-
 /// Graphs up to this size also get greedy with exact scoring in auto; its
 /// cost grows with the square of the graph.
 constexpr size_t kExactGreedyNodes = 1000;
 
-/// The default: greedy (both scorings on graphs small enough), then swaps
-/// from the best answer, then the classic schedules; the cheapest within
-/// the budget wins, so it is never worse than greedy and never over the
-/// budget when anything fits.
+/// The default: greedy (both scorings on graphs small enough, and at two
+/// slightly smaller budgets), swaps from each of its answers, then the
+/// classic schedules; the cheapest within the budget wins, so it is never
+/// worse than greedy and never over the budget when anything fits.
 static SolveResult solveAuto(const Graph &graph, int64_t budget,
                              const SolverOptions &options) {
-  bool small = graph.size() <= kExactGreedyNodes;
-  SolveResult best = greedyRun(graph, budget, nullptr, GreedyScoring::Bound);
+  struct Start {
+    SolveResult result;
+    std::vector<Policy> policy;
+  };
+  std::vector<Start> starts;
+  // Runs greedy at `target`, judging the answer against `budget`; returns
+  // whether it met `target`.
+  auto runGreedy = [&](int64_t target, GreedyScoring scoring) {
+    Start start;
+    start.result = greedyRun(graph, target, nullptr, scoring, &start.policy);
+    bool met = start.result.feasible;
+    start.result.feasible =
+        start.result.peakBytes >= 0 && start.result.peakBytes <= budget;
+    starts.push_back(std::move(start));
+    return met;
+  };
+  runGreedy(budget, GreedyScoring::Bound);
+  if (graph.size() <= kExactGreedyNodes)
+    runGreedy(budget, GreedyScoring::Exact);
+  // Greedy's path depends on the budget, so a slightly smaller one can
+  // lead to a cheaper answer that also fits this one; trying two of them
+  // removes most of the cases where a larger budget cost more.
+  for (double fraction : {0.98, 0.96})
+    runGreedy(static_cast<int64_t>(static_cast<double>(budget) * fraction),
+              GreedyScoring::Bound);
+  SolveResult best = starts.front().result; // greedy's own answer
   auto consider = [&](SolveResult r) {
     if (isBetter(r, best))
       best = std::move(r);
   };
-  if (small)
-    consider(greedyRun(graph, budget, nullptr, GreedyScoring::Exact));
+  for (Start &start : starts) {
+    bool feasible = start.result.feasible;
+    consider(std::move(start.result));
+    if (feasible)
+      consider(improveBySwaps(graph, budget, std::move(start.policy), 150));
+  }
   if (!best.feasible) {
     consider(fromLadder(graph, budget, GreedyScoring::Bound));
-    if (small)
+    if (graph.size() <= kExactGreedyNodes)
       consider(fromLadder(graph, budget, GreedyScoring::Exact));
-  }
-  if (best.feasible) {
-    std::vector<Policy> start = policiesOf(graph, best.schedule);
-    SimResult check = simulate(graph, scheduleFromPolicies(graph, start));
-    if (check.valid && check.peakBytes <= budget)
-      consider(improveBySwaps(graph, budget, std::move(start), 150));
   }
   consider(solveChenGreedy(graph, budget, options));
   consider(solveEveryLayer(graph, budget, options));
