@@ -135,6 +135,8 @@ struct Evaluated {
   bool valid;
   int64_t peak;
   double cost, excess;
+  /// Computations in the schedule: the work the evaluation took.
+  int64_t computes;
 };
 
 /// Runs the graph in order under per-value policies (see
@@ -154,7 +156,7 @@ public:
 
   /// What simulate(graph, run(p), budget) reports.
   Evaluated evaluate(const std::vector<Policy> &p, int64_t budget) {
-    Evaluated e{true, argumentBytes, 0.0, 0.0};
+    Evaluated e{true, argumentBytes, 0.0, 0.0, 0};
     Tally tally{budget, argumentBytes, &e};
     execute(p, &tally);
     return e;
@@ -241,6 +243,7 @@ private:
         clobbered[plan.overwrites[id]] = 1;
       t.live += bytes;
       e.cost += plan.cost[id];
+      ++e.computes;
       e.peak = std::max(e.peak, t.live);
       if (t.live > t.budget)
         e.excess += static_cast<double>(t.live - t.budget);
@@ -563,6 +566,11 @@ private:
 };
 } // namespace
 
+/// The most simulated computations one greedy run spends per graph node
+/// before it stops where it is; runs that meet their budget on the field's
+/// graphs use a few hundred.
+constexpr int64_t kGreedyWorkPerNode = 10000;
+
 namespace {
 /// How greedy keys every move when it (re)fills its heap: with the pressure
 /// bound (one pass over the schedule per step, what scales to 10,000 nodes)
@@ -585,8 +593,15 @@ static SolveResult greedyRun(const Graph &graph, int64_t budget,
   std::vector<Policy> policy(graph.size(), Policy::Keep);
   ExecutorPlan plan(graph);
   PolicyExecutor executor(plan);
+  // Deterministic bound on the search (no clock): on graphs whose smallest
+  // budgets need values recomputed over and over, every evaluation grows
+  // with the schedule, and a run at a budget it cannot meet would go on for
+  // minutes.
+  int64_t work = 0, n = static_cast<int64_t>(graph.size());
   auto evaluate = [&](const std::vector<Policy> &p) {
-    return executor.evaluate(p, budget);
+    Evaluated e = executor.evaluate(p, budget);
+    work += e.computes;
+    return e;
   };
   Evaluated current = evaluate(policy);
   if (trajectory)
@@ -628,7 +643,8 @@ static SolveResult greedyRun(const Graph &graph, int64_t budget,
   std::priority_queue<Move> heap;
   std::optional<PressureMap> pressure;
   bool fresh = false; // the heap holds every move keyed at this state
-  while (current.peak > budget) {
+  while (current.peak > budget && work <= kGreedyWorkPerNode * n) {
+
     if (!pressure)
       pressure.emplace(graph, executor.run(policy), budget);
     if (heap.empty()) {
