@@ -739,6 +739,7 @@ static std::vector<SolveResult> greedyLadder(const Graph &graph,
   for (const std::vector<Policy> &policy : trajectory)
     ladder.push_back(
         finish(graph, scheduleFromPolicies(graph, policy), kNoBudget));
+  // Bisect below the lowest peak the path reached, to 0.4% of it.
   int64_t lo = graph.argumentBytes(), hi = ladder.front().peakBytes;
   while (hi - lo > std::max<int64_t>(1, hi / 1000)) {
     int64_t mid = lo + (hi - lo) / 2;
@@ -855,15 +856,17 @@ static SolveResult solveAuto(const Graph &graph, int64_t budget,
     starts.push_back(std::move(start));
     return met;
   };
-  runGreedy(budget, GreedyScoring::Bound);
-  if (graph.size() <= kExactGreedyNodes)
-    runGreedy(budget, GreedyScoring::Exact);
+  bool small = graph.size() <= kExactGreedyNodes;
+  bool boundMet = runGreedy(budget, GreedyScoring::Bound);
+  bool exactMet = small && runGreedy(budget, GreedyScoring::Exact);
   // Greedy's path depends on the budget, so a slightly smaller one can
   // lead to a cheaper answer that also fits this one; trying two of them
-  // removes most of the cases where a larger budget cost more.
+  // removes most of the cases where a larger budget cost more. Pointless
+  // where greedy already failed this one.
   for (double fraction : {0.98, 0.96})
-    runGreedy(static_cast<int64_t>(static_cast<double>(budget) * fraction),
-              GreedyScoring::Bound);
+    if (boundMet)
+      runGreedy(static_cast<int64_t>(static_cast<double>(budget) * fraction),
+                GreedyScoring::Bound);
   SolveResult best = starts.front().result; // greedy's own answer
   auto consider = [&](SolveResult r) {
     if (isBetter(r, best))
@@ -875,11 +878,12 @@ static SolveResult solveAuto(const Graph &graph, int64_t budget,
     if (feasible)
       consider(improveBySwaps(graph, budget, std::move(start.policy), 150));
   }
-  if (!best.feasible) {
+  // Where greedy's own run fails, greedy answers from its ladder; so does
+  // auto, even when another start fits, to stay at least as good.
+  if (!boundMet)
     consider(fromLadder(graph, budget, GreedyScoring::Bound));
-    if (graph.size() <= kExactGreedyNodes)
-      consider(fromLadder(graph, budget, GreedyScoring::Exact));
-  }
+  if (small && !exactMet)
+    consider(fromLadder(graph, budget, GreedyScoring::Exact));
   consider(solveChenGreedy(graph, budget, options));
   consider(solveEveryLayer(graph, budget, options));
   consider(solveChenSqrt(graph, budget, options));
