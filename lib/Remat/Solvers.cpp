@@ -587,8 +587,7 @@ enum class GreedyScoring { Bound, Exact };
 /// expensive first.
 static SolveResult greedyRun(const Graph &graph, int64_t budget,
                              std::vector<std::vector<Policy>> *trajectory,
-                             GreedyScoring scoring = GreedyScoring::Bound,
-                             std::vector<Policy> *finalPolicy = nullptr) {
+                             GreedyScoring scoring = GreedyScoring::Bound) {
   std::vector<NodeId> candidates = checkpointCandidates(graph);
   std::vector<Policy> policy(graph.size(), Policy::Keep);
   ExecutorPlan plan(graph);
@@ -722,10 +721,7 @@ static SolveResult greedyRun(const Graph &graph, int64_t budget,
       }
     }
   }
-  SolveResult r = finish(graph, executor.run(policy), budget);
-  if (finalPolicy)
-    *finalPolicy = std::move(policy);
-  return r;
+  return finish(graph, executor.run(policy), budget);
 }
 
 /// The states greedy can answer "how low can you go" with, independent of
@@ -830,6 +826,23 @@ static SolveResult improveBySwaps(const Graph &graph, int64_t budget,
   return finish(graph, scheduleFromPolicies(graph, policy), budget);
 }
 
+/// Recovers the policies behind a greedy schedule from how often each
+/// candidate is computed: once means Keep, twice Recompute, more Transient
+/// (a Transient value with one backward use reads as Recompute, which
+/// schedules it the same way). Used to continue from greedy's answer.
+static std::vector<Policy> policiesOf(const Graph &graph,
+                                      const Schedule &schedule) {
+  std::vector<int> computes(graph.size(), 0);
+  for (const Event &e : schedule)
+    computes[e.node] += e.kind == Event::Kind::Compute;
+  std::vector<Policy> policy(graph.size(), Policy::Keep);
+  for (NodeId c : checkpointCandidates(graph))
+    policy[c] = computes[c] <= 1   ? Policy::Keep
+                : computes[c] == 2 ? Policy::Recompute
+                                   : Policy::Transient;
+  return policy;
+}
+
 /// Graphs up to this size also get greedy with exact scoring in auto; its
 /// cost grows with the square of the graph.
 constexpr size_t kExactGreedyNodes = 1000;
@@ -840,20 +853,14 @@ constexpr size_t kExactGreedyNodes = 1000;
 /// worse than greedy and never over the budget when anything fits.
 static SolveResult solveAuto(const Graph &graph, int64_t budget,
                              const SolverOptions &options) {
-  struct Start {
-    SolveResult result;
-    std::vector<Policy> policy;
-  };
-  std::vector<Start> starts;
-  // Runs greedy at `target`, judging the answer against `budget`; returns
-  // whether it met `target`.
+  // Every answer found, judged against `budget`.
+  std::vector<SolveResult> answers;
+  // Runs greedy at `target`; returns whether it met `target`.
   auto runGreedy = [&](int64_t target, GreedyScoring scoring) {
-    Start start;
-    start.result = greedyRun(graph, target, nullptr, scoring, &start.policy);
-    bool met = start.result.feasible;
-    start.result.feasible =
-        start.result.peakBytes >= 0 && start.result.peakBytes <= budget;
-    starts.push_back(std::move(start));
+    SolveResult r = greedyRun(graph, target, nullptr, scoring);
+    bool met = r.feasible;
+    r.feasible = r.peakBytes >= 0 && r.peakBytes <= budget;
+    answers.push_back(std::move(r));
     return met;
   };
   bool small = graph.size() <= kExactGreedyNodes;
@@ -867,23 +874,30 @@ static SolveResult solveAuto(const Graph &graph, int64_t budget,
     if (boundMet)
       runGreedy(static_cast<int64_t>(static_cast<double>(budget) * fraction),
                 GreedyScoring::Bound);
-  SolveResult best = starts.front().result; // greedy's own answer
+  // Where greedy's own run fails, greedy answers from its ladder; so does
+  // auto, even when another answer fits, to stay at least as good.
+  if (!boundMet)
+    answers.push_back(fromLadder(graph, budget, GreedyScoring::Bound));
+  if (small && !exactMet)
+    answers.push_back(fromLadder(graph, budget, GreedyScoring::Exact));
+  SolveResult best = answers.front(); // greedy's own answer
   auto consider = [&](SolveResult r) {
     if (isBetter(r, best))
       best = std::move(r);
   };
-  for (Start &start : starts) {
-    bool feasible = start.result.feasible;
-    consider(std::move(start.result));
-    if (feasible)
-      consider(improveBySwaps(graph, budget, std::move(start.policy), 150));
+  // Swaps from every answer that fits, starting from the policies as its
+  // schedule shows them (a value greedy marked but never dropped reads as
+  // kept): greedy's own labels make a neighbourhood of moves that change
+  // nothing.
+  for (SolveResult &answer : answers) {
+    if (answer.feasible) {
+      std::vector<Policy> seen = policiesOf(graph, answer.schedule);
+      SimResult check = simulate(graph, scheduleFromPolicies(graph, seen));
+      if (check.valid && check.peakBytes <= budget)
+        consider(improveBySwaps(graph, budget, std::move(seen), 150));
+    }
+    consider(std::move(answer));
   }
-  // Where greedy's own run fails, greedy answers from its ladder; so does
-  // auto, even when another start fits, to stay at least as good.
-  if (!boundMet)
-    consider(fromLadder(graph, budget, GreedyScoring::Bound));
-  if (small && !exactMet)
-    consider(fromLadder(graph, budget, GreedyScoring::Exact));
   consider(solveChenGreedy(graph, budget, options));
   consider(solveEveryLayer(graph, budget, options));
   consider(solveChenSqrt(graph, budget, options));

@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+"""PyTorch 2.x's activation memory budget beside Remat, model by model.
+
+Runs under the virtual environment bench/torch2-setup.sh makes (PyTorch 2.x
+from PyPI; Debian's torch 1.13 has no such budget), on the models, shapes
+and seeds of bench/torch-side-by-side.py. For each model (float32, one
+thread) and each `torch._functorch.config.activation_memory_budget` in
+1.0, 0.5, 0.2, 0: the loss function compiled by torch.compile with AOT
+autograd and the min-cut partitioner (the partitioner Inductor uses, with
+the graphs run as they are, so the step time is the schedule's, not a code
+generator's): activation bytes the forward graph hands to the backward
+graph (parameters and the input excluded, storages counted once) and the
+median step time over eager's, interleaved. Beside each: Remat's cheapest
+schedule that keeps no more activation bytes, from the Remat sweep that
+bench/torch-side-by-side.py recorded (--remat-results), with its predicted
+extra compute.
+
+usage: build/torch2-venv/bin/python bench/torch2-budget.py
+         [--models mlp,gpt,resnet18,unet] [--repeats 5]
+         [--remat-results bench/results/torch-side-by-side.json]
+         [--out bench/results/torch2-budget.json]
+"""
+import argparse
+import importlib.util
+import json
+import os
+import statistics
+import sys
+import time
+import warnings
+
+import torch
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BUDGETS = (1.0, 0.5, 0.2, 0.0)
+
+
+def side_by_side():
+    """bench/torch-side-by-side.py as a module: its models and measures."""
+    spec = importlib.util.spec_from_file_location(
+        "side_by_side", os.path.join(ROOT, "bench", "torch-side-by-side.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def compiled_loss(module, budget, saved):
+    """The loss of `module` compiled with AOT autograd's min-cut partitioner
+    under `budget`; appends the forward's saved bytes to `saved` per call."""
+    import torch._functorch.config as fconfig
+    from functorch.compile import make_boxed_func
+    from torch._dynamo.backends.common import aot_autograd
+    from torch._functorch.partitioners import min_cut_rematerialization_partition
+
+    fconfig.activation_memory_budget = budget
+    torch._dynamo.reset()
+
+    def fw_compiler(gm, example_inputs):
+        def run(*args):
+            inputs = {a.untyped_storage().data_ptr() for a in args
+                      if isinstance(a, torch.Tensor)}
+            outs = gm(*args)
+            seen = {}
+            for o in outs[1:]:  # outs[0] is the loss; the rest is saved
+                if not isinstance(o, torch.Tensor):
+                    continue
+                ptr = o.untyped_storage().data_ptr()
+                if ptr not in inputs:
+                    seen[ptr] = o.untyped_storage().nbytes()
+            saved.append(sum(seen.values()))
+            return outs
+        return make_boxed_func(run)
+
+    def bw_compiler(gm, example_inputs):
+        return make_boxed_func(gm)
+
+    backend = aot_autograd(fw_compiler=fw_compiler, bw_compiler=bw_compiler,
+                           partition_fn=min_cut_rematerialization_partition)
+    return torch.compile(
+        lambda x, y: torch.nn.functional.cross_entropy(module(x), y),
+        backend=backend, dynamic=False)
+
+
+def timed_step(fn, module, x, y):
+    t0 = time.perf_counter()
+    fn(x, y).backward()
+    ms = (time.perf_counter() - t0) * 1e3
+    module.zero_grad(set_to_none=True)
+    return ms
+
+
+def remat_within(points, limit):
+    """Remat's cheapest recorded schedule keeping at most `limit` bytes."""
+    fits = [q for q in points if q["activation_bytes"] <= limit]
+    return min(fits, key=lambda q: q["overhead"]) if fits else None
+
+
+def main():
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--models", default="mlp,gpt,resnet18,unet")
+    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--remat-results", default=os.path.join(
+        ROOT, "bench", "results", "torch-side-by-side.json"))
+    p.add_argument("--out", default=os.path.join(
+        ROOT, "bench", "results", "torch2-budget.json"))
+    a = p.parse_args()
+    if not torch.__version__.startswith("2."):
+        sys.exit(f"torch {torch.__version__}: run this under PyTorch 2.x "
+                 "(bench/torch2-setup.sh)")
+    torch.set_num_threads(1)
+    warnings.filterwarnings("ignore")
+    sbs = side_by_side()
+    table = sbs.models()
+    remat = {r["model"]: r for r in json.load(open(a.remat_results))}
+    mib = lambda b: b / 2 ** 20
+    rows = []
+    for name in a.models.split(","):
+        builder, shape, vocab, _ = table[name]
+        torch.manual_seed(0)
+        module = builder().train()
+        x, y = sbs.make_data(shape, vocab, module)
+        eager = lambda xx, yy: sbs.loss_fn(module, xx, yy)
+        eager_bytes = sbs.saved_activation_bytes(module, x, y)
+        for budget in BUDGETS:
+            saved = []
+            fn = compiled_loss(module, budget, saved)
+            timed_step(fn, module, x, y)  # compiles
+            eager_t, comp_t = [], []
+            for _ in range(a.repeats):  # interleaved: noise hits both
+                eager_t.append(timed_step(eager, module, x, y))
+                comp_t.append(timed_step(fn, module, x, y))
+            ratio = statistics.median(comp_t) / statistics.median(eager_t)
+            points = remat.get(name, {}).get("remat_points", [])
+            match = remat_within(points, saved[-1])
+            rows.append({"model": name, "budget": budget,
+                         "eager_saved_bytes": eager_bytes,
+                         "saved_bytes": saved[-1], "time_ratio": ratio,
+                         "remat": match})
+            print(f"{name} {budget}: {mib(saved[-1]):.1f} MiB, {ratio:.2f}x",
+                  file=sys.stderr, flush=True)
+
+    lines = [f"PyTorch {torch.__version__}, one thread.", "",
+             "| model | activation_memory_budget | saved for backward | step time "
+             "vs eager | Remat within those bytes: kept, extra FLOPs (predicted) |",
+             "|---|---|---|---|---|"]
+    for r in rows:
+        m = r["remat"]
+        m_text = (f"{mib(m['activation_bytes']):.1f} MiB, "
+                  f"+{100 * (m['overhead'] - 1):.1f}%" if m else "not reached")
+        lines.append(f"| {r['model']} | {r['budget']} | {mib(r['saved_bytes']):.1f} MiB "
+                     f"(eager {mib(r['eager_saved_bytes']):.1f}) "
+                     f"| {r['time_ratio']:.2f}x | {m_text} |")
+    text = "\n".join(lines)
+    print(text)
+    with open(a.out, "w") as f:
+        json.dump(rows, f, indent=1)
+    with open(os.path.splitext(a.out)[0] + ".md", "w") as f:
+        f.write(f"Printed by `build/torch2-venv/bin/python bench/torch2-budget.py "
+                f"--models {a.models} --repeats {a.repeats}`:\n\n{text}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
