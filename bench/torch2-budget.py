@@ -9,11 +9,13 @@ thread) and each `torch._functorch.config.activation_memory_budget` in
 autograd and the min-cut partitioner (the partitioner Inductor uses, with
 the graphs run as they are, so the step time is the schedule's, not a code
 generator's): activation bytes the forward graph hands to the backward
-graph (parameters and the input excluded, storages counted once) and the
-median step time over eager's, interleaved. Beside each: Remat's cheapest
-schedule that keeps no more activation bytes, from the Remat sweep that
-bench/torch-side-by-side.py recorded (--remat-results), with its predicted
-extra compute.
+graph (parameters and the input excluded, storages counted once), the
+step's peak above what existed before it (profiler memory events) and the
+median step time over eager's, interleaved. Beside each, from the Remat
+sweep bench/torch-side-by-side.py recorded (--remat-results): Remat's
+cheapest schedule that keeps no more activation bytes, and its cheapest
+whose step peak (above parameters, inputs and labels) is no higher, with
+their predicted extra compute.
 
 usage: build/torch2-venv/bin/python bench/torch2-budget.py
          [--models mlp,gpt,resnet18,unet] [--repeats 5]
@@ -89,9 +91,25 @@ def timed_step(fn, module, x, y):
     return ms
 
 
-def remat_within(points, limit):
-    """Remat's cheapest recorded schedule keeping at most `limit` bytes."""
-    fits = [q for q in points if q["activation_bytes"] <= limit]
+def step_peak(fn, module, x, y):
+    """Peak bytes allocated during one step above what existed before it,
+    from the profiler's memory events (as bench/torch-side-by-side.py)."""
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        fn(x, y).backward()
+    module.zero_grad(set_to_none=True)
+    events = [e for e in prof.profiler.kineto_results.events()
+              if e.name() == "[memory]"]
+    total = peak = 0
+    for e in sorted(events, key=lambda e: e.start_ns()):
+        total += e.nbytes()
+        peak = max(peak, total)
+    return peak
+
+
+def remat_within(points, limit, key):
+    """Remat's cheapest recorded schedule whose `key` is at most `limit`."""
+    fits = [q for q in points if key(q) <= limit]
     return min(fits, key=lambda q: q["overhead"]) if fits else None
 
 
@@ -131,26 +149,40 @@ def main():
                 eager_t.append(timed_step(eager, module, x, y))
                 comp_t.append(timed_step(fn, module, x, y))
             ratio = statistics.median(comp_t) / statistics.median(eager_t)
-            points = remat.get(name, {}).get("remat_points", [])
-            match = remat_within(points, saved[-1])
-            rows.append({"model": name, "budget": budget,
-                         "eager_saved_bytes": eager_bytes,
-                         "saved_bytes": saved[-1], "time_ratio": ratio,
-                         "remat": match})
-            print(f"{name} {budget}: {mib(saved[-1]):.1f} MiB, {ratio:.2f}x",
+            peak = step_peak(fn, module, x, y)
+            ref = remat.get(name, {})
+            points = ref.get("remat_points", [])
+            fixed = ref.get("remat_fixed_bytes", 0)
+            rows.append({
+                "model": name, "budget": budget,
+                "eager_saved_bytes": eager_bytes, "saved_bytes": saved[-1],
+                "step_peak_bytes": peak, "time_ratio": ratio,
+                "remat_at_saved": remat_within(
+                    points, saved[-1], lambda q: q["activation_bytes"]),
+                # Remat's step above its parameters, inputs and labels.
+                "remat_at_peak": remat_within(
+                    points, peak, lambda q: q["peak_bytes"] - fixed),
+                "remat_fixed_bytes": fixed})
+            print(f"{name} {budget}: {mib(saved[-1]):.1f} MiB saved, "
+                  f"peak {mib(peak):.1f} MiB, {ratio:.2f}x",
                   file=sys.stderr, flush=True)
 
     lines = [f"PyTorch {torch.__version__}, one thread.", "",
-             "| model | activation_memory_budget | saved for backward | step time "
-             "vs eager | Remat within those bytes: kept, extra FLOPs (predicted) |",
-             "|---|---|---|---|---|"]
+             "| model | activation_memory_budget | saved for backward | step peak "
+             "| step time vs eager | Remat within those saved bytes: kept, extra "
+             "FLOPs (predicted) | Remat within that step peak: peak, extra FLOPs "
+             "(predicted) |",
+             "|---|---|---|---|---|---|---|"]
     for r in rows:
-        m = r["remat"]
+        m, q = r["remat_at_saved"], r["remat_at_peak"]
         m_text = (f"{mib(m['activation_bytes']):.1f} MiB, "
                   f"+{100 * (m['overhead'] - 1):.1f}%" if m else "not reached")
+        q_text = (f"{mib(q['peak_bytes'] - r['remat_fixed_bytes']):.1f} MiB, "
+                  f"+{100 * (q['overhead'] - 1):.1f}%" if q else "not reached")
         lines.append(f"| {r['model']} | {r['budget']} | {mib(r['saved_bytes']):.1f} MiB "
                      f"(eager {mib(r['eager_saved_bytes']):.1f}) "
-                     f"| {r['time_ratio']:.2f}x | {m_text} |")
+                     f"| {mib(r['step_peak_bytes']):.1f} MiB "
+                     f"| {r['time_ratio']:.2f}x | {m_text} | {q_text} |")
     text = "\n".join(lines)
     print(text)
     with open(a.out, "w") as f:
