@@ -137,6 +137,14 @@ def main():
         builder, shape, vocab, _ = table[name]
         torch.manual_seed(0)
         module = builder().train()
+        # Batch norm's running statistics are buffers the compiled forward
+        # updates in place, which the recomputing backward then finds
+        # changed (autograd's version check fails under a budget below 1);
+        # batch statistics alone train the same way, with the same memory.
+        for m in module.modules():
+            if isinstance(m, torch.nn.modules.batchnorm._BatchNorm):
+                m.track_running_stats = False
+                m.running_mean = m.running_var = m.num_batches_tracked = None
         x, y = sbs.make_data(shape, vocab, module)
         eager = lambda xx, yy: sbs.loss_fn(module, xx, yy)
         eager_bytes = sbs.saved_activation_bytes(module, x, y)
