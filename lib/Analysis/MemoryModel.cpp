@@ -172,6 +172,7 @@ FailureOr<StepGraph> mlir::remat::buildStepGraph(func::FuncOp func) {
                 "model (CostOpInterface)";
     node.cost = static_cast<double>(cost.getFlops());
     node.bytes = train::getTensorBytes(op.getResult(0).getType());
+    node.workspace = cost.getWorkspaceBytes();
     node.backward = hasLoss && !forward.contains(&op);
     // Ops the user marks (side effects, nondeterminism, cost the model does
     // not see) are computed once; the solvers keep or pay for their results.

@@ -509,47 +509,100 @@ Value NNLowering::lowerNorm() {
   for (int64_t s : statBounds)
     count *= static_cast<double>(s);
 
+  // Indices of the input from kept and statistics indices.
+  auto indexOf = [&](ValueRange kept, ValueRange stat) {
+    SmallVector<Value> idx(n);
+    for (auto [k, d] : llvm::enumerate(keptDims))
+      idx[d] = kept[k];
+    for (auto [k, d] : llvm::enumerate(statDims))
+      idx[d] = stat[k];
+    return idx;
+  };
+  // Mean and 1/std over the statistics dimensions at `kept`.
+  auto rowStats = [&](OpBuilder &nb, ValueRange kept) {
+    auto reduce = [&](Value init,
+                      function_ref<Value(OpBuilder &, ValueRange, Value)> f) {
+      return loop1(nb, statBounds, init, f);
+    };
+    Value inv = fconst(nb, 1.0 / count);
+    Value mean = MulFOp::create(
+        nb, loc,
+        reduce(fconst(nb, 0.0),
+               [&](OpBuilder &ib, ValueRange s, Value acc) -> Value {
+                 return AddFOp::create(ib, loc, acc,
+                                       extract(ib, x, indexOf(kept, s)));
+               }),
+        inv);
+    Value var = MulFOp::create(
+        nb, loc,
+        reduce(fconst(nb, 0.0),
+               [&](OpBuilder &ib, ValueRange s, Value acc) -> Value {
+                 Value d = SubFOp::create(
+                     ib, loc, extract(ib, x, indexOf(kept, s)), mean);
+                 return AddFOp::create(ib, loc, acc,
+                                       MulFOp::create(ib, loc, d, d));
+               }),
+        inv);
+    Value rstd = DivFOp::create(
+        nb, loc, fconst(nb, 1.0),
+        math::SqrtOp::create(nb, loc,
+                             AddFOp::create(nb, loc, var, fconst(nb, eps))));
+    return std::make_pair(mean, rstd);
+  };
+
+  if (gradWeight && !batch) {
+    // Layer norm's weight gradient sums over rows. One pass writes each
+    // row's mean and 1/std to scratch (a thread per row on a GPU), a second
+    // sums over rows in order per weight element (a thread per element):
+    // the op's workspace (getWorkspaceBytes). The result is allocated
+    // first, so that the two are live together as the memory model counts
+    // them.
+    Value out = empty(resultType());
+    SmallVector<int64_t> scratchShape(keptBounds);
+    scratchShape.push_back(2);
+    auto statAt = [&](OpBuilder &nb, ValueRange kept, int64_t which) {
+      SmallVector<Value> idx(kept);
+      idx.push_back(iconst(nb, which));
+      return idx;
+    };
+    Value stats = parallelLoop(
+        b, keptBounds, empty(RankedTensorType::get(scratchShape, floatType())),
+        [&](OpBuilder &nb, ValueRange kept, Value t) {
+          auto [mean, rstd] = rowStats(nb, kept);
+          t = insert(nb, mean, t, statAt(nb, kept, 0));
+          return insert(nb, rstd, t, statAt(nb, kept, 1));
+        });
+    return parallelLoop(
+        b, statBounds, out, [&](OpBuilder &nb, ValueRange stat, Value t) {
+          Value sum = loop1(
+              nb, keptBounds, fconst(nb, 0.0),
+              [&](OpBuilder &ib, ValueRange kept, Value acc) -> Value {
+                SmallVector<Value> idx = indexOf(kept, stat);
+                Value d =
+                    SubFOp::create(ib, loc, extract(ib, x, idx),
+                                   extract(ib, stats, statAt(ib, kept, 0)));
+                Value xh = MulFOp::create(
+                    ib, loc, d, extract(ib, stats, statAt(ib, kept, 1)));
+                Value g = MulFOp::create(ib, loc, extract(ib, dy, idx), xh);
+                return AddFOp::create(ib, loc, acc, g);
+              });
+          return insert(nb, sum, t, stat);
+        });
+  }
+
   Value init = gradWeight ? filled(resultType(), 0.0) : empty(resultType());
   // Weight gradients accumulate over the kept dimensions unless the
   // parameter's dimension is one of them (batch norm's channels).
   return loop1(
       b, keptBounds, init,
       [&](OpBuilder &nb, ValueRange kept, Value out) {
-        auto at = [&](ValueRange stat) {
-          SmallVector<Value> idx(n);
-          for (auto [k, d] : llvm::enumerate(keptDims))
-            idx[d] = kept[k];
-          for (auto [k, d] : llvm::enumerate(statDims))
-            idx[d] = stat[k];
-          return idx;
-        };
+        auto at = [&](ValueRange stat) { return indexOf(kept, stat); };
         auto reduce = [&](ValueRange inits,
                           function_ref<SmallVector<Value>(
                               OpBuilder &, ValueRange, ValueRange)>
                               f) { return loops(nb, statBounds, inits, f); };
         Value inv = fconst(nb, 1.0 / count);
-        Value mean = MulFOp::create(
-            nb, loc,
-            reduce({fconst(nb, 0.0)},
-                   [&](OpBuilder &ib, ValueRange s, ValueRange acc) {
-                     return SmallVector<Value>{AddFOp::create(
-                         ib, loc, acc[0], extract(ib, x, at(s)))};
-                   })[0],
-            inv);
-        Value var = MulFOp::create(
-            nb, loc,
-            reduce({fconst(nb, 0.0)},
-                   [&](OpBuilder &ib, ValueRange s, ValueRange acc) {
-                     Value d =
-                         SubFOp::create(ib, loc, extract(ib, x, at(s)), mean);
-                     return SmallVector<Value>{AddFOp::create(
-                         ib, loc, acc[0], MulFOp::create(ib, loc, d, d))};
-                   })[0],
-            inv);
-        Value rstd = DivFOp::create(
-            nb, loc, fconst(nb, 1.0),
-            math::SqrtOp::create(
-                nb, loc, AddFOp::create(nb, loc, var, fconst(nb, eps))));
+        auto [mean, rstd] = rowStats(nb, kept);
         auto xhat = [&](OpBuilder &ib, ValueRange s) -> Value {
           Value d = SubFOp::create(ib, loc, extract(ib, x, at(s)), mean);
           return MulFOp::create(ib, loc, d, rstd);
@@ -626,17 +679,32 @@ Value NNLowering::lowerCrossEntropy() {
     return std::make_tuple(mx, sum, label);
   };
   if (!grad) {
-    Value total = loop1(
-        b, {rows}, fconst(0.0), [&](OpBuilder &nb, ValueRange i, Value acc) {
+    // Each row's term in parallel (a thread per row on a GPU) into scratch,
+    // then their sum in row order: the op's workspace (getWorkspaceBytes).
+    // The result is allocated first, so that the two are live together as
+    // the memory model counts them.
+    Value out = empty(resultType());
+    Value terms = parallelLoop(
+        b, {rows}, empty(RankedTensorType::get({rows}, floatType())),
+        [&](OpBuilder &nb, ValueRange i, Value t) {
           auto [mx, sum, label] = stats(nb, i[0]);
           Value lse =
               AddFOp::create(nb, loc, mx, math::LogOp::create(nb, loc, sum));
           Value picked = extract(nb, logits, {i[0], label});
-          return AddFOp::create(nb, loc, acc,
-                                SubFOp::create(nb, loc, lse, picked));
+          return insert(nb, SubFOp::create(nb, loc, lse, picked), t, i);
         });
-    return insert(b, MulFOp::create(b, loc, total, invRows),
-                  empty(resultType()), {});
+    // The sum accumulates in the result, not in a register: on a GPU the
+    // scratch is freed between the sum and the scaling, which then run in
+    // kernels of their own.
+    Value total = loop1(b, {rows}, insert(b, fconst(0.0), out, {}),
+                        [&](OpBuilder &nb, ValueRange i, Value t) {
+                          Value sum =
+                              AddFOp::create(nb, loc, extract(nb, t, {}),
+                                             extract(nb, terms, i));
+                          return insert(nb, sum, t, {});
+                        });
+    return insert(b, MulFOp::create(b, loc, extract(b, total, {}), invRows),
+                  total, {});
   }
   return parallelLoop(
       b, {rows}, empty(resultType()),

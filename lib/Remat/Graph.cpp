@@ -38,6 +38,8 @@ std::string Graph::verify() const {
     std::string where = "node " + std::to_string(id) + " ('" + n.name + "')";
     if (n.bytes < 0)
       return where + " has negative size";
+    if (n.workspace < 0)
+      return where + " has a negative workspace";
     if (n.cost < 0)
       return where + " has negative cost";
     if (n.argument && !depLists[id].empty())
@@ -133,12 +135,14 @@ SimResult remat::simulate(const Graph &graph, const Schedule &schedule,
       clobbered[node.overwrites] = 1;
     live += allocatedBytes(node);
     r.cost += node.cost;
-    if (live > r.peakBytes) {
-      r.peakBytes = live;
+    // The node's workspace is held during its computation only.
+    int64_t during = live + node.workspace;
+    if (during > r.peakBytes) {
+      r.peakBytes = during;
       r.peakEvent = i;
     }
-    if (live > budget)
-      r.excess += static_cast<double>(live - budget);
+    if (during > budget)
+      r.excess += static_cast<double>(during - budget);
   }
   for (NodeId id = 0; id < (NodeId)n; ++id) {
     if (graph.node(id).output && !resident[id])
@@ -157,9 +161,10 @@ std::vector<int64_t> remat::residentBytes(const Graph &graph,
   std::vector<int64_t> out;
   int64_t live = graph.argumentBytes();
   for (const Event &e : schedule) {
-    int64_t bytes = allocatedBytes(graph.node(e.node));
-    live += e.kind == Event::Kind::Compute ? bytes : -bytes;
-    out.push_back(live);
+    const Node &n = graph.node(e.node);
+    bool compute = e.kind == Event::Kind::Compute;
+    live += compute ? allocatedBytes(n) : -allocatedBytes(n);
+    out.push_back(live + (compute ? n.workspace : 0));
   }
   return out;
 }

@@ -23,7 +23,7 @@ namespace {
 struct RawNode {
   std::string name;
   double cost = 0;
-  int64_t bytes = 0, resident = 0;
+  int64_t bytes = 0, resident = 0, workspace = 0;
   bool backward = false;
   // Remat's own extensions of the Checkmate format.
   bool argument = false, output = false, recomputable = true;
@@ -117,6 +117,11 @@ bool remat::parseGraph(const std::string &text, GraphFile &out,
       r.output = n->getBoolean("output").value_or(false);
       r.recomputable = n->getBoolean("recomputable").value_or(true);
       r.overwrites = n->getInteger("overwrites").value_or(-1);
+      r.workspace = n->getInteger("workspace").value_or(0);
+      if (r.workspace < 0) {
+        error = where + " has a negative workspace";
+        return false;
+      }
     }
     raw.push_back(r);
   }
@@ -184,6 +189,7 @@ bool remat::parseGraph(const std::string &text, GraphFile &out,
     n.name = raw[i].name;
     n.cost = raw[i].cost;
     n.bytes = raw[i].bytes;
+    n.workspace = raw[i].workspace;
     n.backward = raw[i].backward;
     n.argument = raw[i].argument;
     n.output = raw[i].output;
@@ -226,6 +232,8 @@ std::string remat::writeGraph(const Graph &graph, const std::string &name) {
       o["recomputable"] = false;
     if (n.overwrites >= 0)
       o["overwrites"] = n.overwrites;
+    if (n.workspace > 0)
+      o["workspace"] = n.workspace;
     nodes.push_back(std::move(o));
     for (NodeId u : graph.users(id))
       links.push_back(llvm::json::Object{{"source", id}, {"target", u}});

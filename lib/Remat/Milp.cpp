@@ -83,6 +83,9 @@ private:
     const Node &n = graph.node(pos[p]);
     return n.overwrites >= 0 ? 0.0 : static_cast<double>(n.bytes) / unit;
   }
+  double workspace(size_t p) const {
+    return static_cast<double>(graph.node(pos[p]).workspace) / unit;
+  }
   /// Users (as positions) of the node at position p, increasing.
   std::vector<size_t> users(size_t p) const {
     std::vector<size_t> out;
@@ -213,6 +216,9 @@ void MilpModel::build() {
             row.push_back({f.col, mem(f.i)});
       }
       addRow(row, 'E', 0);
+      // The node's workspace is held while it computes, on top of U.
+      if (double ws = workspace(k); ws > 0)
+        addRow({{u, 1}, {r[t][k], ws}}, 'L', std::max(capacity, 0.0));
       previous = u;
     }
   }

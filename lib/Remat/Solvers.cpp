@@ -90,6 +90,7 @@ struct ExecutorPlan {
     remainingEarly.resize(n);
     flags.resize(n);
     allocated.resize(n);
+    workspace.resize(n);
     cost.resize(n);
     overwrites.resize(n);
     depStart.push_back(0);
@@ -101,6 +102,7 @@ struct ExecutorPlan {
                   (node.output ? kOutput : 0) |
                   (node.recomputable ? kRecomputable : 0);
       allocated[id] = node.overwrites >= 0 ? 0 : node.bytes;
+      workspace[id] = node.workspace;
       cost[id] = node.cost;
       overwrites[id] = node.overwrites;
       for (NodeId d : graph.deps(id)) {
@@ -120,6 +122,7 @@ struct ExecutorPlan {
   // The graph in flat arrays: the executor reads them once per event.
   std::vector<uint8_t> flags;
   std::vector<int64_t> allocated; // bytes a computation allocates
+  std::vector<int64_t> workspace; // bytes it holds while it runs
   std::vector<double> cost;
   std::vector<NodeId> overwrites;
   /// deps[depStart[id] .. depStart[id + 1]) are id's inputs in deps()
@@ -244,9 +247,10 @@ private:
       t.live += bytes;
       e.cost += plan.cost[id];
       ++e.computes;
-      e.peak = std::max(e.peak, t.live);
-      if (t.live > t.budget)
-        e.excess += static_cast<double>(t.live - t.budget);
+      int64_t during = t.live + plan.workspace[id];
+      e.peak = std::max(e.peak, during);
+      if (during > t.budget)
+        e.excess += static_cast<double>(during - t.budget);
     }
     return true;
   }

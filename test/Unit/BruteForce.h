@@ -65,7 +65,8 @@ inline std::optional<double> bruteForceOptimum(const Graph &g, int64_t budget) {
       bool ready = true;
       for (NodeId d : g.deps(i))
         ready &= (resident >> d & 1) != 0;
-      if (ready && live(resident | bit) <= budget)
+      // The node's workspace is held while it computes.
+      if (ready && live(resident | bit) + g.node(i).workspace <= budget)
         relax(resident | bit, computed | bit, cost + g.node(i).cost);
     }
   }

@@ -172,3 +172,24 @@ TEST(Schedules, FreeAtLastUseMovesFreesEarlierAndNeverRaisesThePeak) {
   EXPECT_EQ(after.peakBytes, 130);
   EXPECT_EQ(residentBytes(h, moved).back(), 105);
 }
+
+TEST(Simulator, CountsAWorkspaceOnlyWhileItsNodeComputes) {
+  Graph g;
+  NodeId x = g.addNode(arg("x", 100));
+  NodeId a = g.addNode(op("a", 1, 10));
+  Node withScratch = op("b", 1, 20, true);
+  withScratch.workspace = 50;
+  NodeId b = g.addNode(withScratch);
+  g.addEdge(x, a);
+  g.addEdge(a, b);
+  Schedule s = {compute(a), compute(b), release(a)};
+  SimResult r = simulate(g, s, /*budget=*/150);
+  ASSERT_TRUE(r.valid) << r.error;
+  // x, a and b resident, plus b's scratch while b computes.
+  EXPECT_EQ(r.peakBytes, 180);
+  EXPECT_EQ(r.peakEvent, 1u);
+  EXPECT_DOUBLE_EQ(r.excess, 30);
+  EXPECT_EQ(residentBytes(g, s), (std::vector<int64_t>{110, 180, 120}));
+  g.node(b).workspace = -1;
+  EXPECT_NE(g.verify().find("negative workspace"), std::string::npos);
+}

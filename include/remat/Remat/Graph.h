@@ -36,6 +36,9 @@ struct Node {
   /// When >= 0, the node writes its result into this argument's buffer: it
   /// allocates nothing and the argument may not be used after it.
   NodeId overwrites = -1;
+  /// Scratch bytes held only while the node computes (on top of its
+  /// output), such as partial sums of a reduction done in parallel.
+  int64_t workspace = 0;
 };
 
 /// A DAG whose node ids are a topological order: every edge goes from a
@@ -104,7 +107,8 @@ SimResult simulate(const Graph &graph, const Schedule &schedule,
 /// where the lowering frees it. Never raises the peak.
 Schedule freeAtLastUse(const Graph &graph, const Schedule &schedule);
 
-/// Resident bytes after each event, for reports and plots.
+/// Bytes in use at each event: resident values after it, plus the
+/// workspace of the node a computation runs.
 std::vector<int64_t> residentBytes(const Graph &graph,
                                    const Schedule &schedule);
 

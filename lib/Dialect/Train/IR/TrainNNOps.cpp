@@ -487,6 +487,14 @@ int64_t LayerNormGradInputOp::getFlops() { return 12 * numel(getResult()); }
 int64_t BatchNormGradInputOp::getFlops() { return 12 * numel(getResult()); }
 int64_t LayerNormGradWeightOp::getFlops() { return 6 * numel(getInput()); }
 int64_t BatchNormGradWeightOp::getFlops() { return 6 * numel(getInput()); }
+// Layer norm's weight gradient sums over rows, one thread per weight
+// element, from row statistics (mean, 1/std) a first pass leaves in
+// scratch; batch norm's sums within its channel and needs none.
+int64_t LayerNormGradWeightOp::getWorkspaceBytes() {
+  int64_t elemBytes = getTensorBytes(getInput().getType()) / numel(getInput());
+  return 2 * (numel(getInput()) / numel(getResult())) * elemBytes;
+}
+int64_t BatchNormGradWeightOp::getWorkspaceBytes() { return 0; }
 
 LogicalResult LayerNormOp::buildAdjoint(OpBuilder &b, Value dy,
                                         SmallVectorImpl<Value> &grads) {
@@ -537,6 +545,11 @@ LogicalResult CrossEntropyGradOp::verify() {
   return verifyClassification(*this, getLogits(), getLabels());
 }
 int64_t CrossEntropyOp::getFlops() { return 4 * numel(getLogits()); }
+// One loss term per row, written in parallel and summed in order.
+int64_t CrossEntropyOp::getWorkspaceBytes() {
+  return getTensorBytes(getResult().getType()) *
+         cast<RankedTensorType>(getLogits().getType()).getDimSize(0);
+}
 int64_t CrossEntropyGradOp::getFlops() { return 5 * numel(getLogits()); }
 LogicalResult CrossEntropyOp::buildAdjoint(OpBuilder &b, Value dy,
                                            SmallVectorImpl<Value> &grads) {

@@ -41,6 +41,13 @@ def Train_CostOpInterface : OpInterface<"CostOpInterface"> {
       }],
       "std::optional<unsigned>", "getInPlaceOperand", (ins), [{}],
       [{ return std::nullopt; }]>,
+    InterfaceMethod<[{
+        Returns the bytes of scratch memory the lowering allocates for the
+        duration of the op (partial results of a reduction done in
+        parallel), on top of its result. The memory model counts them at
+        the op's computation, so predicted peaks stay exact.
+      }],
+      "int64_t", "getWorkspaceBytes", (ins), [{}], [{ return 0; }]>,
   ];
 }
 

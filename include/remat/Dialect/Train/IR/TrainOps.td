@@ -427,7 +427,8 @@ class Train_NormGradInputOp<string mnemonic, string of>
 }
 
 class Train_NormGradWeightOp<string mnemonic, string of>
-    : Train_ComputeOp<mnemonic, [AllTypesMatch<["grad", "input"]>]> {
+    : Train_ComputeOp<mnemonic, [AllTypesMatch<["grad", "input"]>],
+                      ["getWorkspaceBytes"]> {
   let summary = "Gradient of " # of # " with respect to its weight";
   let description = "`sum(grad * normalized input)` per weight element.";
   let arguments = (ins Train_FloatTensor:$grad, Train_FloatTensor:$input,
@@ -452,7 +453,8 @@ def Train_BatchNormGradInputOp
 def Train_BatchNormGradWeightOp
     : Train_NormGradWeightOp<"batch_norm_grad_weight", "batch_norm">;
 
-def Train_CrossEntropyOp : Train_ComputeOp<"cross_entropy"> {
+def Train_CrossEntropyOp
+    : Train_ComputeOp<"cross_entropy", [], ["getWorkspaceBytes"]> {
   let summary = "Mean cross-entropy of logits against class indices";
   let description = [{
     `mean_i(logsumexp(logits[i, :]) - logits[i, labels[i]])` for logits
