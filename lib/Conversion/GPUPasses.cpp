@@ -166,132 +166,252 @@ struct MapToGPUPass
       return signalPassFailure();
   }
 
-  /// A linalg op whose outputs are indexed by parallel dimensions only (every
-  /// named op, and the lowering's generics): one thread per output element,
-  /// which runs the reduction dimensions as loops and accumulates in
-  /// registers, reading and writing each output element once. The reduction
-  /// visits the same indices in the same order as convert-linalg-to-loops,
-  /// so the results are the same bits.
-  bool mapLinalg(linalg::LinalgOp op) {
+  /// The parallel dimensions of a linalg op this pass gives one thread per
+  /// output element: pure buffer semantics, static positive ranges, and
+  /// outputs indexed by parallel dimensions only (every named op, and the
+  /// lowering's generics). Empty when the op is not one.
+  static SmallVector<unsigned> threadDims(linalg::LinalgOp op) {
     if (!op.hasPureBufferSemantics() || op->getNumRegions() != 1)
-      return false;
+      return {};
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-    if (llvm::any_of(ranges, ShapedType::isDynamic))
-      return false;
-    SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
-    SmallVector<unsigned> parallel, reduction;
-    for (auto [d, it] : llvm::enumerate(iterators))
-      (it == utils::IteratorType::parallel ? parallel : reduction).push_back(d);
+    if (llvm::any_of(ranges, [](int64_t r) {
+          return ShapedType::isDynamic(r) || r <= 0;
+        }))
+      return {};
+    SmallVector<unsigned> parallel;
+    for (auto [d, it] : llvm::enumerate(op.getIteratorTypesArray()))
+      if (it == utils::IteratorType::parallel)
+        parallel.push_back(d);
     for (OpOperand &init : op.getDpsInitsMutable())
       for (AffineExpr e : op.getMatchingIndexingMap(&init).getResults()) {
         auto dim = dyn_cast<AffineDimExpr>(e);
         if (!dim || !llvm::is_contained(parallel, dim.getPosition()))
-          return false;
+          return {};
       }
-    if (llvm::any_of(ranges, [](int64_t r) { return r <= 0; }))
+    return parallel;
+  }
+
+  /// Whether `map` indexes exactly by `parallel`, in order: the element the
+  /// thread of those indices owns.
+  static bool isThreadIndexed(AffineMap map, ArrayRef<unsigned> parallel) {
+    if (map.getNumResults() != parallel.size())
       return false;
-    SmallVector<Dim> dims;
-    for (unsigned d : parallel)
-      dims.push_back(Dim{0, 1, ranges[d]});
-    Location loc = op.getLoc();
-    Block *payload = op.getBlock();
-    OpBuilder b(op);
-    buildKernel(b, loc, dims, blockSize, [&](OpBuilder &kb, ValueRange pivs) {
-      SmallVector<Value> ivs(ranges.size());
-      for (auto [k, d] : llvm::enumerate(parallel))
-        ivs[d] = pivs[k];
-      auto indices = [&](OpBuilder &ib, AffineMap map) {
-        SmallVector<Value> idx;
-        for (AffineExpr e : map.getResults()) {
-          if (auto dim = dyn_cast<AffineDimExpr>(e))
-            idx.push_back(ivs[dim.getPosition()]);
-          else
-            idx.push_back(affine::AffineApplyOp::create(
-                ib, loc, AffineMap::get(map.getNumDims(), 0, e), ivs));
-        }
-        return idx;
-      };
-      // The payload on the current indices, from accumulators `accs`.
-      auto body = [&](OpBuilder &ib, ValueRange accs) {
-        IRMapping map;
-        for (OpOperand *in : op.getDpsInputOperands()) {
-          BlockArgument arg = op.getMatchingBlockArgument(in);
-          if (arg.use_empty())
-            continue;
-          if (!isa<MemRefType>(in->get().getType())) { // a scalar operand
-            map.map(arg, in->get());
-            continue;
-          }
-          map.map(arg, memref::LoadOp::create(
-                           ib, loc, in->get(),
-                           indices(ib, op.getMatchingIndexingMap(in))));
-        }
-        for (auto [arg, acc] : llvm::zip(op.getRegionOutputArgs(), accs))
-          map.map(arg, acc);
-        SmallVector<Value> results;
-        for (Operation &inner : *payload) {
-          if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
-            map.map(index.getResult(), ivs[index.getDim()]);
-          } else if (auto yield = dyn_cast<linalg::YieldOp>(inner)) {
-            for (Value v : yield.getValues())
-              results.push_back(map.lookupOrDefault(v));
-          } else {
-            ib.clone(inner, map);
-          }
-        }
-        return results;
-      };
-      // Outputs the payload reads start from memory; the others are only
-      // written (an unused zero stands in).
-      SmallVector<Value> accs;
-      for (OpOperand &init : op.getDpsInitsMutable()) {
-        BlockArgument arg = op.getMatchingBlockArgument(&init);
-        Type element = arg.getType();
-        if (arg.use_empty())
-          accs.push_back(arith::ConstantOp::create(kb, loc, element,
-                                                   kb.getZeroAttr(element)));
-        else
-          accs.push_back(memref::LoadOp::create(
-              kb, loc, init.get(),
-              indices(kb, op.getMatchingIndexingMap(&init))));
-      }
-      SmallVector<Value> results;
-      if (reduction.empty()) {
-        results = body(kb, accs);
-      } else {
-        SmallVector<Value> lbs, ubs, steps;
-        for (unsigned d : reduction) {
-          lbs.push_back(indexConst(kb, loc, 0));
-          ubs.push_back(indexConst(kb, loc, ranges[d]));
-          steps.push_back(indexConst(kb, loc, 1));
-        }
-        scf::LoopNest nest = scf::buildLoopNest(
-            kb, loc, lbs, ubs, steps, accs,
-            [&](OpBuilder &ib, Location, ValueRange rivs, ValueRange iter) {
-              for (auto [k, d] : llvm::enumerate(reduction))
-                ivs[d] = rivs[k];
-              return scf::ValueVector(body(ib, iter));
-            });
-        results.assign(nest.results.begin(), nest.results.end());
-      }
-      for (auto [init, v] : llvm::zip(op.getDpsInitsMutable(), results))
-        memref::StoreOp::create(kb, loc, v, init.get(),
-                                indices(kb, op.getMatchingIndexingMap(&init)));
-    });
-    op->erase();
+    for (auto [e, d] : llvm::zip(map.getResults(), parallel)) {
+      auto dim = dyn_cast<AffineDimExpr>(e);
+      if (!dim || dim.getPosition() != d)
+        return false;
+    }
     return true;
   }
 
-  /// Every top-level linalg op: a kernel by mapLinalg, or else parallel
-  /// loops (for mapBody).
+  /// Emits, in the kernel of thread indices `pivs`, what one thread of `op`
+  /// does: the reduction dimensions as loops with the accumulators in
+  /// registers, each output element read and written once, in the same
+  /// order as convert-linalg-to-loops (so the same bits). `owned` holds
+  /// the values this thread already stored to elements it owns (earlier ops
+  /// of a fused group): reading them again needs no load; it is updated
+  /// with what `op` stores.
+  void emitThread(OpBuilder &kb, linalg::LinalgOp op, ValueRange pivs,
+                  DenseMap<Value, Value> &owned) {
+    Location loc = op.getLoc();
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    SmallVector<unsigned> parallel = threadDims(op), reduction;
+    for (unsigned d = 0; d < ranges.size(); ++d)
+      if (!llvm::is_contained(parallel, d))
+        reduction.push_back(d);
+    SmallVector<Value> ivs(ranges.size());
+    for (auto [k, d] : llvm::enumerate(parallel))
+      ivs[d] = pivs[k];
+    auto indices = [&](OpBuilder &ib, AffineMap map) {
+      SmallVector<Value> idx;
+      for (AffineExpr e : map.getResults()) {
+        if (auto dim = dyn_cast<AffineDimExpr>(e))
+          idx.push_back(ivs[dim.getPosition()]);
+        else
+          idx.push_back(affine::AffineApplyOp::create(
+              ib, loc, AffineMap::get(map.getNumDims(), 0, e), ivs));
+      }
+      return idx;
+    };
+    // A load, or the value this thread stored there before.
+    auto load = [&](OpBuilder &ib, Value buffer, AffineMap map) -> Value {
+      auto it = owned.find(buffer);
+      if (it != owned.end() && isThreadIndexed(map, parallel))
+        return it->second;
+      return memref::LoadOp::create(ib, loc, buffer, indices(ib, map));
+    };
+    Block *payload = op.getBlock();
+    // The payload on the current indices, from accumulators `accs`.
+    auto body = [&](OpBuilder &ib, ValueRange accs) {
+      IRMapping map;
+      for (OpOperand *in : op.getDpsInputOperands()) {
+        BlockArgument arg = op.getMatchingBlockArgument(in);
+        if (arg.use_empty())
+          continue;
+        if (!isa<MemRefType>(in->get().getType())) { // a scalar operand
+          map.map(arg, in->get());
+          continue;
+        }
+        map.map(arg, load(ib, in->get(), op.getMatchingIndexingMap(in)));
+      }
+      for (auto [arg, acc] : llvm::zip(op.getRegionOutputArgs(), accs))
+        map.map(arg, acc);
+      SmallVector<Value> results;
+      for (Operation &inner : *payload) {
+        if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
+          map.map(index.getResult(), ivs[index.getDim()]);
+        } else if (auto yield = dyn_cast<linalg::YieldOp>(inner)) {
+          for (Value v : yield.getValues())
+            results.push_back(map.lookupOrDefault(v));
+        } else {
+          ib.clone(inner, map);
+        }
+      }
+      return results;
+    };
+    // Outputs the payload reads start from memory; the others are only
+    // written (an unused zero stands in).
+    SmallVector<Value> accs;
+    for (OpOperand &init : op.getDpsInitsMutable()) {
+      BlockArgument arg = op.getMatchingBlockArgument(&init);
+      Type element = arg.getType();
+      if (arg.use_empty())
+        accs.push_back(arith::ConstantOp::create(kb, loc, element,
+                                                 kb.getZeroAttr(element)));
+      else
+        accs.push_back(load(kb, init.get(), op.getMatchingIndexingMap(&init)));
+    }
+    SmallVector<Value> results;
+    if (reduction.empty()) {
+      results = body(kb, accs);
+    } else {
+      SmallVector<Value> lbs, ubs, steps;
+      for (unsigned d : reduction) {
+        lbs.push_back(indexConst(kb, loc, 0));
+        ubs.push_back(indexConst(kb, loc, ranges[d]));
+        steps.push_back(indexConst(kb, loc, 1));
+      }
+      scf::LoopNest nest = scf::buildLoopNest(
+          kb, loc, lbs, ubs, steps, accs,
+          [&](OpBuilder &ib, Location, ValueRange rivs, ValueRange iter) {
+            for (auto [k, d] : llvm::enumerate(reduction))
+              ivs[d] = rivs[k];
+            return scf::ValueVector(body(ib, iter));
+          });
+      results.assign(nest.results.begin(), nest.results.end());
+    }
+    for (auto [init, v] : llvm::zip(op.getDpsInitsMutable(), results)) {
+      AffineMap map = op.getMatchingIndexingMap(&init);
+      memref::StoreOp::create(kb, loc, v, init.get(), indices(kb, map));
+      if (isThreadIndexed(map, parallel))
+        owned[init.get()] = v;
+      else
+        owned.erase(init.get());
+    }
+  }
+
+  /// One kernel for `group`, linalg ops that threadDims accepts with the
+  /// same thread space, at the first op: each thread runs every op's work
+  /// for its indices in order (see fusible).
+  void mapGroup(ArrayRef<linalg::LinalgOp> group) {
+    linalg::LinalgOp first = group.front();
+    SmallVector<int64_t> ranges = first.getStaticLoopRanges();
+    SmallVector<Dim> dims;
+    for (unsigned d : threadDims(first))
+      dims.push_back(Dim{0, 1, ranges[d]});
+    OpBuilder b(first);
+    buildKernel(b, first.getLoc(), dims, blockSize,
+                [&](OpBuilder &kb, ValueRange pivs) {
+                  DenseMap<Value, Value> owned;
+                  for (linalg::LinalgOp op : group)
+                    emitThread(kb, op, pivs, owned);
+                });
+    for (linalg::LinalgOp op : group)
+      op->erase();
+  }
+
+  /// The extents of an op's thread space, in its order.
+  static SmallVector<int64_t> threadExtents(linalg::LinalgOp op) {
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges(), out;
+    for (unsigned d : threadDims(op))
+      out.push_back(ranges[d]);
+    return out;
+  }
+
+  /// Whether `op` may join `group` in one kernel: the same thread space,
+  /// every buffer a member writes accessed by every member only at the
+  /// element of the accessing thread (so no thread reads what another
+  /// writes), and every buffer a fresh allocation or an argument (no views
+  /// that could alias). Then running the ops one after another per thread
+  /// is running them one after another.
+  static bool fusible(ArrayRef<linalg::LinalgOp> group, linalg::LinalgOp op) {
+    if (threadExtents(op) != threadExtents(group.front()))
+      return false;
+    SmallVector<linalg::LinalgOp> all(group);
+    all.push_back(op);
+    llvm::SmallPtrSet<Value, 8> written;
+    for (linalg::LinalgOp member : all)
+      for (OpOperand &init : member.getDpsInitsMutable())
+        written.insert(init.get());
+    for (linalg::LinalgOp member : all) {
+      SmallVector<unsigned> parallel = threadDims(member);
+      for (OpOperand &operand : member->getOpOperands()) {
+        Value v = operand.get();
+        if (!isa<MemRefType>(v.getType()))
+          continue;
+        if (!isa<BlockArgument>(v) && !v.getDefiningOp<memref::AllocOp>())
+          return false;
+        if (written.contains(v) &&
+            !isThreadIndexed(member.getMatchingIndexingMap(&operand), parallel))
+          return false;
+      }
+    }
+    return true;
+  }
+
+  /// Every top-level linalg op: a kernel, or else parallel loops (for
+  /// mapBody). Consecutive ops that fusible accepts share one kernel (a
+  /// zero fill and the matmul or reduction accumulating into it, a bias and
+  /// the activation after it). Only allocations and constants may sit
+  /// between them (they move above the kernel); a free ends a group, so
+  /// the schedule's order of allocations and frees, and its peak, stay.
   LogicalResult mapLinalgOps(func::FuncOp func) {
-    SmallVector<linalg::LinalgOp> ops;
-    for (Operation &op : func.getBody().front())
-      if (auto l = dyn_cast<linalg::LinalgOp>(op))
-        ops.push_back(l);
-    for (linalg::LinalgOp op : ops) {
-      if (mapLinalg(op))
+    struct Group {
+      SmallVector<linalg::LinalgOp> ops;
+      SmallVector<Operation *> hoist; // what lies between its members
+    };
+    SmallVector<Group> groups;
+    SmallVector<Operation *> between;
+    bool open = false; // whether the last group may still grow
+    for (Operation &op : func.getBody().front()) {
+      auto l = dyn_cast<linalg::LinalgOp>(op);
+      if (!l) {
+        if (open && isa<memref::AllocOp, arith::ConstantOp>(op)) {
+          between.push_back(&op);
+        } else {
+          open = false;
+          between.clear();
+        }
         continue;
+      }
+      if (open && !threadDims(l).empty() && fusible(groups.back().ops, l)) {
+        llvm::append_range(groups.back().hoist, between);
+        between.clear();
+        groups.back().ops.push_back(l);
+        continue;
+      }
+      between.clear();
+      groups.push_back({{l}, {}});
+      open = !threadDims(l).empty();
+    }
+    for (Group &group : groups) {
+      linalg::LinalgOp op = group.ops.front();
+      if (!threadDims(op).empty()) {
+        for (Operation *h : group.hoist)
+          h->moveBefore(op);
+        mapGroup(group.ops);
+        continue;
+      }
       IRRewriter rewriter(op);
       if (failed(linalg::linalgOpToParallelLoops(rewriter, op)))
         return op->emitError("cannot lower this op to loops for the GPU");

@@ -180,3 +180,86 @@ func.func @fill(%v: f32, %out: memref<4x4xf32>) {
   linalg.fill ins(%v : f32) outs(%out : memref<4x4xf32>)
   return
 }
+
+// -----
+
+// Fusion: a zero fill and the matmul accumulating into it share one kernel,
+// whose thread starts its accumulator from the zero it stored instead of
+// reloading it; the bias and ReLU after it (its output allocated between
+// them) join too, each reading what the same thread just stored. Each
+// buffer is still written, so the allocations and the peak are the
+// schedule's: the allocation between members moves above the kernel.
+// CHECK-LABEL: func.func @fused_chain
+// CHECK:         %[[M:.*]] = gpu.alloc () : memref<4x8xf32>
+// CHECK-NEXT:    %[[R:.*]] = gpu.alloc () : memref<4x8xf32>
+// CHECK:         gpu.launch
+// CHECK-NOT:       memref.load %[[M]]
+// CHECK:           memref.store %{{.*}}, %[[M]]
+// CHECK:           %[[SUM:.*]] = scf.for {{.*}} iter_args(%{{.*}} = %cst
+// CHECK:           memref.store %[[SUM]], %[[M]]
+// CHECK-NOT:       memref.load %[[M]]
+// CHECK:           arith.addf %[[SUM]]
+// CHECK:           arith.maximumf
+// CHECK:           memref.store %{{.*}}, %[[R]]
+// CHECK:           gpu.terminator
+// CHECK-NOT:     gpu.launch
+// CHECK:         return
+func.func @fused_chain(%x: memref<4x16xf32>, %w: memref<16x8xf32>, %b: memref<8xf32>) -> memref<4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %m = memref.alloc() : memref<4x8xf32>
+  linalg.fill ins(%zero : f32) outs(%m : memref<4x8xf32>)
+  linalg.matmul ins(%x, %w : memref<4x16xf32>, memref<16x8xf32>) outs(%m : memref<4x8xf32>)
+  %r = memref.alloc() : memref<4x8xf32>
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (j)>, affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%m, %b : memref<4x8xf32>, memref<8xf32>) outs(%r : memref<4x8xf32>) {
+  ^bb0(%v: f32, %bias: f32, %o: f32):
+    %s = arith.addf %v, %bias : f32
+    %y = arith.maximumf %s, %zero : f32
+    linalg.yield %y : f32
+  }
+  return %r : memref<4x8xf32>
+}
+
+// -----
+
+// The generic and the copy of its result fuse; nothing fuses across the
+// free (the schedule frees %m before allocating %r: both live at once would
+// raise the peak), nor where a member reads a buffer another writes at an
+// element other threads own (the transpose).
+// CHECK-LABEL: func.func @not_fused
+// CHECK:         gpu.launch
+// CHECK-NOT:     gpu.launch
+// CHECK:         gpu.dealloc
+// CHECK:         gpu.alloc
+// CHECK:         gpu.launch
+// CHECK:         gpu.launch
+// CHECK:         return
+func.func @not_fused(%x: memref<8x8xf32>) -> memref<8x8xf32> {
+  %m = memref.alloc() : memref<8x8xf32>
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%x : memref<8x8xf32>) outs(%m : memref<8x8xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %y = arith.addf %v, %v : f32
+    linalg.yield %y : f32
+  }
+  %n = memref.alloc() : memref<8x8xf32>
+  linalg.copy ins(%m : memref<8x8xf32>) outs(%n : memref<8x8xf32>)
+  memref.dealloc %m : memref<8x8xf32>
+  %r = memref.alloc() : memref<8x8xf32>
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%n : memref<8x8xf32>) outs(%r : memref<8x8xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %y = arith.mulf %v, %v : f32
+    linalg.yield %y : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (j, i)>, affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%r : memref<8x8xf32>) outs(%n : memref<8x8xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    linalg.yield %v : f32
+  }
+  return %n : memref<8x8xf32>
+}

@@ -61,7 +61,15 @@ def RematMapToGPU : Pass<"remat-map-to-gpu", "func::FuncOp"> {
     Runs on a bufferized step. Each top-level linalg op becomes a
     `gpu.launch` with one thread per output element, which loops over the
     reduction dimensions with the accumulator in a register (same summation
-    order as `convert-linalg-to-loops`); linalg ops whose outputs are not
+    order as `convert-linalg-to-loops`). Consecutive linalg ops with the
+    same thread space share one kernel when every buffer one of them writes
+    is accessed by all of them only at the accessing thread's element (a
+    zero fill and the matmul or reduction accumulating into it, a bias and
+    the activation after it); each thread runs them in order and reuses
+    what it stored instead of reloading it. Only allocations and constants
+    may lie between them (they move above the kernel); a free ends a
+    group, so allocations and frees keep the schedule's order and peak.
+    Linalg ops whose outputs are not
     indexed by parallel dimensions alone become `scf.parallel` loops first.
     Each top-level `scf.parallel` without reductions, each `scf.for` nest
     the train lowering marked `remat.parallel`, and each `scf.for` nest
