@@ -5,10 +5,12 @@
 // flat nests of any rank, and the lowering also emits scf.for nests whose
 // iterations are independent (row-wise ops). Every such nest becomes one
 // kernel over its linearized iteration space, the innermost dimension
-// fastest so neighbouring threads touch neighbouring elements. What is left
-// (scalar reductions, scatters) runs in one-thread kernels, since the host
-// cannot read device memory. Allocation and deallocation stay on the host, in
-// the order the schedule put them, as gpu.alloc / gpu.dealloc.
+// fastest so neighbouring threads touch neighbouring elements; consecutive
+// linalg ops over one thread space whose threads touch only their own
+// elements share a kernel. What is left (scalar reductions, scatters) runs
+// in one-thread kernels, since the host cannot read device memory.
+// Allocation and deallocation stay on the host, in the order the schedule
+// put them, as gpu.alloc / gpu.dealloc.
 //
 //===----------------------------------------------------------------------===//
 
