@@ -41,9 +41,14 @@ static int32_t earlyUses(const Graph &graph, NodeId id, bool training) {
   return n;
 }
 
-std::vector<NodeId> remat::checkpointCandidates(const Graph &graph) {
+/// The values a solver may drop: for `late`, those Policy::Late applies to
+/// (graphs without a backward pass: every value with a use), else the
+/// checkpoint candidates.
+static std::vector<NodeId> candidatesOf(const Graph &graph, bool late) {
   std::vector<NodeId> out;
   bool training = hasBackward(graph);
+  if (late && training)
+    return out;
   // A dropped value comes back by recomputing it and whatever of its inputs
   // is gone by then. Inputs with a late use (or that are arguments or
   // outputs) are still there; the rest must be rebuildable in turn, which
@@ -73,10 +78,16 @@ std::vector<NodeId> remat::checkpointCandidates(const Graph &graph) {
         n.bytes == 0)
       continue;
     int32_t early = earlyUses(graph, id, training);
-    if (early < (int32_t)graph.users(id).size() && (training || early > 0))
+    if (late ? early > 0
+             : early < (int32_t)graph.users(id).size() &&
+                   (training || early > 0))
       out.push_back(id);
   }
   return out;
+}
+
+std::vector<NodeId> remat::checkpointCandidates(const Graph &graph) {
+  return candidatesOf(graph, /*late=*/false);
 }
 
 namespace {
@@ -210,6 +221,10 @@ private:
         else
           maybeFree(t);
       maybeFree(id);
+      if (p[id] == Policy::Late && resident[id] && !dropped[id]) {
+        dropped[id] = 1;
+        free(id);
+      }
       if (!transient.empty())
         placeFrees(stepStart);
       if (tally) {
@@ -592,7 +607,21 @@ enum class GreedyScoring { Bound, Exact };
 static SolveResult greedyRun(const Graph &graph, int64_t budget,
                              std::vector<std::vector<Policy>> *trajectory,
                              GreedyScoring scoring = GreedyScoring::Bound) {
-  std::vector<NodeId> candidates = checkpointCandidates(graph);
+  // Moves: a checkpoint candidate to Recompute or Transient; without a
+  // backward pass, any value to Late.
+  std::vector<NodeId> checkpoints = checkpointCandidates(graph),
+                      lates = candidatesOf(graph, /*late=*/true), candidates;
+  std::set_union(checkpoints.begin(), checkpoints.end(), lates.begin(),
+                 lates.end(), std::back_inserter(candidates));
+  std::vector<char> dropsAfterEarlyUse(graph.size(), 0),
+      computesLate(graph.size(), 0);
+  for (NodeId c : checkpoints)
+    dropsAfterEarlyUse[c] = 1;
+  for (NodeId c : lates)
+    computesLate[c] = 1;
+  auto allowed = [&](NodeId c, Policy p) {
+    return p == Policy::Late ? computesLate[c] : dropsAfterEarlyUse[c];
+  };
   std::vector<Policy> policy(graph.size(), Policy::Keep);
   ExecutorPlan plan(graph);
   PolicyExecutor executor(plan);
@@ -654,8 +683,8 @@ static SolveResult greedyRun(const Graph &graph, int64_t budget,
       if (fresh)
         break; // no move lowers the excess
       for (NodeId c : candidates)
-        for (Policy p : {Policy::Recompute, Policy::Transient})
-          if (p > policy[c])
+        for (Policy p : {Policy::Recompute, Policy::Transient, Policy::Late})
+          if (p > policy[c] && allowed(c, p))
             if (double key = boundScore(c, *pressure); key > 0) {
               Evaluated e;
               if (scoring == GreedyScoring::Bound)
@@ -708,6 +737,8 @@ static SolveResult greedyRun(const Graph &graph, int64_t budget,
       for (Policy p : {Policy::Keep, Policy::Recompute}) {
         if (p >= old)
           break;
+        if (p != Policy::Keep && !allowed(c, p))
+          continue;
         if (!profile)
           profile.emplace(graph, executor.run(policy), budget);
         uint32_t from = p == Policy::Keep ? 0 : 1;

@@ -119,6 +119,48 @@ TEST(Policies, TransientCandidatesAreRecomputedForEveryUse) {
   EXPECT_GT(recompute.recomputations, 0);
 }
 
+TEST(Policies, LateValuesAreComputedAgainRightBeforeTheirFirstUse) {
+  // Without a backward pass: a and b read x, c reads b, d reads c and a, so
+  // a waits across b and c for its only use. Late frees it as soon as it is
+  // computed and computes it again (from x, an argument) right before d.
+  Graph g;
+  auto add = [&](const char *name, double cost, int64_t bytes) {
+    Node n;
+    n.name = name;
+    n.cost = cost;
+    n.bytes = bytes;
+    return g.addNode(n);
+  };
+  NodeId x = add("x", 0, 10);
+  g.node(x).argument = true;
+  g.node(x).recomputable = false;
+  NodeId a = add("a", 1, 100), b = add("b", 1, 20), c = add("c", 1, 20),
+         d = add("d", 1, 5);
+  g.node(d).output = true;
+  g.addEdge(x, a);
+  g.addEdge(x, b);
+  g.addEdge(b, c);
+  g.addEdge(c, d);
+  g.addEdge(a, d);
+  ASSERT_EQ(g.verify(), "");
+  // a has one use: dropping it after that use (Recompute) does nothing.
+  EXPECT_TRUE(checkpointCandidates(g).empty());
+  std::vector<Policy> p(g.size(), Policy::Keep);
+  SimResult kept = simulate(g, scheduleFromPolicies(g, p));
+  p[a] = Policy::Late;
+  SimResult r = simulate(g, scheduleFromPolicies(g, p));
+  ASSERT_TRUE(r.valid) << r.error;
+  EXPECT_EQ(r.recomputations, 1);
+  EXPECT_DOUBLE_EQ(r.cost, kept.cost + 1);
+  // Kept: x, a, b and c at c's computation. Late: x, c, a and d at d's.
+  EXPECT_EQ(kept.peakBytes, 10 + 100 + 20 + 20);
+  EXPECT_EQ(r.peakBytes, 10 + 20 + 100 + 5);
+  // Greedy finds it: the only move that fits 140 bytes.
+  SolveResult s = solve("greedy", g, 140);
+  EXPECT_TRUE(s.feasible);
+  EXPECT_DOUBLE_EQ(s.cost, r.cost);
+}
+
 namespace {
 /// A random DAG of `n` nodes (ids topological), the second half backward,
 /// the last node the only output.
@@ -179,6 +221,34 @@ TEST(Milp, FindsTheBruteForceOptimumOnTinyGraphs) {
     }
   }
   EXPECT_GT(checked, 40);
+}
+
+TEST(Solvers, WithoutABackwardPassStayValidAndAboveTheOptimum) {
+  // Computation graphs (Moccasin's kind): no node is backward, so greedy
+  // also computes values late (Policy::Late).
+  int feasible = 0;
+  for (unsigned seed = 0; seed < 12; ++seed) {
+    Graph g = tinyGraph(seed, 8);
+    for (NodeId id = 0; id < (NodeId)g.size(); ++id)
+      g.node(id).backward = false;
+    SolveResult none = solve("none", g, kNoBudget);
+    for (double f : {0.9, 0.75, 0.6}) {
+      int64_t budget = static_cast<int64_t>(none.peakBytes * f);
+      std::optional<double> optimum = test::bruteForceOptimum(g, budget);
+      for (std::string name : {"greedy", "auto"}) {
+        SolveResult r = solve(name, g, budget);
+        SimResult sim = simulate(g, r.schedule);
+        ASSERT_TRUE(sim.valid) << name << " seed " << seed << ": " << sim.error;
+        EXPECT_EQ(r.feasible, sim.peakBytes <= budget);
+        if (r.feasible) {
+          ASSERT_TRUE(optimum.has_value()) << name << " seed " << seed;
+          EXPECT_GE(r.cost, *optimum - 1e-9) << name << " seed " << seed;
+          feasible += name == "auto";
+        }
+      }
+    }
+  }
+  EXPECT_GT(feasible, 8);
 }
 
 TEST(Milp, MatchesTheKnownOptimumOfAChain) {

@@ -61,6 +61,11 @@ enum class Policy : uint8_t {
   /// Freed after its last forward use and recomputed for every backward use
   /// (the least memory, the most compute).
   Transient,
+  /// Freed as soon as it is computed, recomputed before its first use and
+  /// then kept to its last use: computing it late, at the price of the
+  /// first computation (graphs without a backward pass, whose values may
+  /// wait long for their first use).
+  Late,
 };
 
 /// Builds the schedule that runs the graph in order and applies `policy`
