@@ -206,15 +206,22 @@ struct MapToGPUPass
     return true;
   }
 
+  /// What a thread of a fused kernel stored to an element it owns.
+  struct Owned {
+    Value value;           // what this thread stored to its element
+    memref::StoreOp store; // the store
+  };
+
   /// Emits, in the kernel of thread indices `pivs`, what one thread of `op`
   /// does: the reduction dimensions as loops with the accumulators in
   /// registers, each output element read and written once, in the same
   /// order as convert-linalg-to-loops (so the same bits). `owned` holds
   /// the values this thread already stored to elements it owns (earlier ops
-  /// of a fused group): reading them again needs no load; it is updated
-  /// with what `op` stores.
+  /// of a fused group): reading them again needs no load, and storing over
+  /// them makes the earlier store dead; it is updated with what `op`
+  /// stores.
   void emitThread(OpBuilder &kb, linalg::LinalgOp op, ValueRange pivs,
-                  DenseMap<Value, Value> &owned) {
+                  DenseMap<Value, Owned> &owned) {
     Location loc = op.getLoc();
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
     SmallVector<unsigned> parallel = threadDims(op), reduction;
@@ -239,7 +246,7 @@ struct MapToGPUPass
     auto load = [&](OpBuilder &ib, Value buffer, AffineMap map) -> Value {
       auto it = owned.find(buffer);
       if (it != owned.end() && isThreadIndexed(map, parallel))
-        return it->second;
+        return it->second.value;
       return memref::LoadOp::create(ib, loc, buffer, indices(ib, map));
     };
     Block *payload = op.getBlock();
@@ -304,11 +311,20 @@ struct MapToGPUPass
     }
     for (auto [init, v] : llvm::zip(op.getDpsInitsMutable(), results)) {
       AffineMap map = op.getMatchingIndexingMap(&init);
-      memref::StoreOp::create(kb, loc, v, init.get(), indices(kb, map));
-      if (isThreadIndexed(map, parallel))
-        owned[init.get()] = v;
-      else
+      auto store =
+          memref::StoreOp::create(kb, loc, v, init.get(), indices(kb, map));
+      auto it = owned.find(init.get());
+      if (it != owned.end() && isThreadIndexed(map, parallel)) {
+        // The element's earlier value was only ever read from the register
+        // (no other thread reads it: see fusible), so its store is dead (a
+        // zero fill fused with the matmul that overwrites it).
+        it->second.store->erase();
+        it->second = {v, store};
+      } else if (isThreadIndexed(map, parallel)) {
+        owned[init.get()] = {v, store};
+      } else {
         owned.erase(init.get());
+      }
     }
   }
 
@@ -324,7 +340,7 @@ struct MapToGPUPass
     OpBuilder b(first);
     buildKernel(b, first.getLoc(), dims, blockSize,
                 [&](OpBuilder &kb, ValueRange pivs) {
-                  DenseMap<Value, Value> owned;
+                  DenseMap<Value, Owned> owned;
                   for (linalg::LinalgOp op : group)
                     emitThread(kb, op, pivs, owned);
                 });
