@@ -171,16 +171,18 @@ struct MapToGPUPass
   /// The parallel dimensions of a linalg op this pass gives one thread per
   /// output element: pure buffer semantics, static positive ranges, and
   /// outputs indexed by parallel dimensions only (every named op, and the
-  /// lowering's generics). Empty when the op is not one.
-  static SmallVector<unsigned> threadDims(linalg::LinalgOp op) {
+  /// lowering's generics); false when the op is not one. (An op without
+  /// parallel dimensions, a full reduction, is one thread.)
+  static bool threadDims(linalg::LinalgOp op,
+                         SmallVectorImpl<unsigned> &parallel) {
+    parallel.clear();
     if (!op.hasPureBufferSemantics() || op->getNumRegions() != 1)
-      return {};
+      return false;
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
     if (llvm::any_of(ranges, [](int64_t r) {
           return ShapedType::isDynamic(r) || r <= 0;
         }))
-      return {};
-    SmallVector<unsigned> parallel;
+      return false;
     for (auto [d, it] : llvm::enumerate(op.getIteratorTypesArray()))
       if (it == utils::IteratorType::parallel)
         parallel.push_back(d);
@@ -188,9 +190,9 @@ struct MapToGPUPass
       for (AffineExpr e : op.getMatchingIndexingMap(&init).getResults()) {
         auto dim = dyn_cast<AffineDimExpr>(e);
         if (!dim || !llvm::is_contained(parallel, dim.getPosition()))
-          return {};
+          return false;
       }
-    return parallel;
+    return true;
   }
 
   /// Whether `map` indexes exactly by `parallel`, in order: the element the
@@ -224,7 +226,8 @@ struct MapToGPUPass
                   DenseMap<Value, Owned> &owned) {
     Location loc = op.getLoc();
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-    SmallVector<unsigned> parallel = threadDims(op), reduction;
+    SmallVector<unsigned> parallel, reduction;
+    threadDims(op, parallel);
     for (unsigned d = 0; d < ranges.size(); ++d)
       if (!llvm::is_contained(parallel, d))
         reduction.push_back(d);
@@ -335,7 +338,9 @@ struct MapToGPUPass
     linalg::LinalgOp first = group.front();
     SmallVector<int64_t> ranges = first.getStaticLoopRanges();
     SmallVector<Dim> dims;
-    for (unsigned d : threadDims(first))
+    SmallVector<unsigned> parallel;
+    threadDims(first, parallel);
+    for (unsigned d : parallel)
       dims.push_back(Dim{0, 1, ranges[d]});
     OpBuilder b(first);
     buildKernel(b, first.getLoc(), dims, blockSize,
@@ -351,7 +356,9 @@ struct MapToGPUPass
   /// The extents of an op's thread space, in its order.
   static SmallVector<int64_t> threadExtents(linalg::LinalgOp op) {
     SmallVector<int64_t> ranges = op.getStaticLoopRanges(), out;
-    for (unsigned d : threadDims(op))
+    SmallVector<unsigned> parallel;
+    threadDims(op, parallel);
+    for (unsigned d : parallel)
       out.push_back(ranges[d]);
     return out;
   }
@@ -372,7 +379,8 @@ struct MapToGPUPass
       for (OpOperand &init : member.getDpsInitsMutable())
         written.insert(init.get());
     for (linalg::LinalgOp member : all) {
-      SmallVector<unsigned> parallel = threadDims(member);
+      SmallVector<unsigned> parallel;
+      threadDims(member, parallel);
       for (OpOperand &operand : member->getOpOperands()) {
         Value v = operand.get();
         if (!isa<MemRefType>(v.getType()))
@@ -412,7 +420,9 @@ struct MapToGPUPass
         }
         continue;
       }
-      if (open && !threadDims(l).empty() && fusible(groups.back().ops, l)) {
+      SmallVector<unsigned> parallel;
+      bool mappable = threadDims(l, parallel);
+      if (open && mappable && fusible(groups.back().ops, l)) {
         llvm::append_range(groups.back().hoist, between);
         between.clear();
         groups.back().ops.push_back(l);
@@ -420,11 +430,12 @@ struct MapToGPUPass
       }
       between.clear();
       groups.push_back({{l}, {}});
-      open = !threadDims(l).empty();
+      open = mappable;
     }
     for (Group &group : groups) {
       linalg::LinalgOp op = group.ops.front();
-      if (!threadDims(op).empty()) {
+      SmallVector<unsigned> parallel;
+      if (threadDims(op, parallel)) {
         for (Operation *h : group.hoist)
           h->moveBefore(op);
         mapGroup(group.ops);
