@@ -103,19 +103,24 @@ def saved_activation_bytes(module, x, y):
     return sum(seen.values())
 
 
-def step_peak_bytes(module, x, y):
+def step_peak_bytes(module, x, y, loss=None):
     """Peak bytes allocated during one step above what existed before it
-    (parameters, input), from the profiler's memory events."""
+    (parameters, input), from the profiler's memory events. `loss(x, y)`
+    is the step's loss function (default: the module's, eager)."""
     from torch.profiler import ProfilerActivity, profile
-    loss_fn(module, x, y).backward()  # warm up
+    loss = loss or (lambda xx, yy: loss_fn(module, xx, yy))
+    loss(x, y).backward()  # warm up
     module.zero_grad(set_to_none=True)
     with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
-        loss_fn(module, x, y).backward()
+        loss(x, y).backward()
     module.zero_grad(set_to_none=True)
     events = [e for e in prof.profiler.kineto_results.events()
               if e.name() == "[memory]"]
+    # PyTorch 2.x names the event time start_ns, 1.13 start_us.
+    start = (lambda e: e.start_ns()) if events and hasattr(events[0], "start_ns") \
+        else (lambda e: e.start_us())
     total = peak = 0
-    for e in sorted(events, key=lambda e: e.start_us()):
+    for e in sorted(events, key=start):
         total += e.nbytes()
         peak = max(peak, total)
     return peak
@@ -237,6 +242,16 @@ def remat_time_ratio(bin_dir, tmp, budget, steps):
     return statistics.median(times["remat"]) / statistics.median(times["none"])
 
 
+def write_results(out, rows, text, command):
+    """Prints the markdown `text`; writes `rows` to `out` (JSON) and the
+    text, with the `command` that printed it, next to it (.md)."""
+    print(text)
+    with open(out, "w") as f:
+        json.dump(rows, f, indent=1)
+    with open(os.path.splitext(out)[0] + ".md", "w") as f:
+        f.write(f"Printed by `{command}`:\n\n{text}\n")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -341,13 +356,9 @@ def main():
             f"| {r['model']} | {mib(r['eager_peak']):.1f} MiB "
             f"| {mib(r['checkpoint_peak']):.1f} MiB, {r['checkpoint_time_ratio']:.2f}x "
             f"| {mib(r['remat_base_peak_above_fixed']):.1f} MiB | {q_text} |")
-    text = "\n".join(lines)
-    print(text)
-    with open(a.out, "w") as f:
-        json.dump(rows, f, indent=1)
-    with open(os.path.splitext(a.out)[0] + ".md", "w") as f:
-        f.write(f"Printed by `bench/torch-side-by-side.py --models {a.models} "
-                f"--repeats {a.repeats}`:\n\n{text}\n")
+    write_results(a.out, rows, "\n".join(lines),
+                  f"bench/torch-side-by-side.py --models {a.models} "
+                  f"--repeats {a.repeats}")
     return 0
 
 

@@ -91,22 +91,6 @@ def timed_step(fn, module, x, y):
     return ms
 
 
-def step_peak(fn, module, x, y):
-    """Peak bytes allocated during one step above what existed before it,
-    from the profiler's memory events (as bench/torch-side-by-side.py)."""
-    from torch.profiler import ProfilerActivity, profile
-    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
-        fn(x, y).backward()
-    module.zero_grad(set_to_none=True)
-    events = [e for e in prof.profiler.kineto_results.events()
-              if e.name() == "[memory]"]
-    total = peak = 0
-    for e in sorted(events, key=lambda e: e.start_ns()):
-        total += e.nbytes()
-        peak = max(peak, total)
-    return peak
-
-
 def remat_within(points, limit, key):
     """Remat's cheapest recorded schedule whose `key` is at most `limit`."""
     fits = [q for q in points if key(q) <= limit]
@@ -157,7 +141,7 @@ def main():
                 eager_t.append(timed_step(eager, module, x, y))
                 comp_t.append(timed_step(fn, module, x, y))
             ratio = statistics.median(comp_t) / statistics.median(eager_t)
-            peak = step_peak(fn, module, x, y)
+            peak = sbs.step_peak_bytes(module, x, y, fn)
             ref = remat.get(name, {})
             points = ref.get("remat_points", [])
             fixed = ref.get("remat_fixed_bytes", 0)
@@ -191,13 +175,9 @@ def main():
                      f"(eager {mib(r['eager_saved_bytes']):.1f}) "
                      f"| {mib(r['step_peak_bytes']):.1f} MiB "
                      f"| {r['time_ratio']:.2f}x | {m_text} | {q_text} |")
-    text = "\n".join(lines)
-    print(text)
-    with open(a.out, "w") as f:
-        json.dump(rows, f, indent=1)
-    with open(os.path.splitext(a.out)[0] + ".md", "w") as f:
-        f.write(f"Printed by `build/torch2-venv/bin/python bench/torch2-budget.py "
-                f"--models {a.models} --repeats {a.repeats}`:\n\n{text}\n")
+    sbs.write_results(a.out, rows, "\n".join(lines),
+                      "build/torch2-venv/bin/python bench/torch2-budget.py "
+                      f"--models {a.models} --repeats {a.repeats}")
     return 0
 
 

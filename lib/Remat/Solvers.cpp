@@ -586,8 +586,9 @@ private:
 } // namespace
 
 /// The most simulated computations one greedy run spends per graph node
-/// before it stops where it is; runs that meet their budget on the field's
-/// graphs use a few hundred.
+/// before it stops where it is: far more than runs that meet their budget
+/// on the field's graphs need, far less than a run at a budget it cannot
+/// meet would take on graphs that recompute values over and over.
 constexpr int64_t kGreedyWorkPerNode = 10000;
 
 namespace {
@@ -600,10 +601,10 @@ enum class GreedyScoring { Bound, Exact };
 
 /// XLA-style greedy: starting from keeping everything, repeatedly make the
 /// move (one candidate from Keep to Recompute or Transient, or from Recompute
-/// to Transient) with the largest
-/// reduction of bytes held above the budget per unit of extra compute, until
-/// the budget is met; then undo moves that are no longer needed, the most
-/// expensive first.
+/// to Transient; without a backward pass, any value to Late) with the
+/// largest reduction of bytes held above the budget per unit of extra
+/// compute, until the budget is met; then undo moves that are no longer
+/// needed, the most expensive first.
 static SolveResult greedyRun(const Graph &graph, int64_t budget,
                              std::vector<std::vector<Policy>> *trajectory,
                              GreedyScoring scoring = GreedyScoring::Bound) {
@@ -676,7 +677,6 @@ static SolveResult greedyRun(const Graph &graph, int64_t budget,
   std::optional<PressureMap> pressure;
   bool fresh = false; // the heap holds every move keyed at this state
   while (current.peak > budget && work <= kGreedyWorkPerNode * n) {
-
     if (!pressure)
       pressure.emplace(graph, executor.run(policy), budget);
     if (heap.empty()) {
@@ -767,10 +767,10 @@ static std::vector<SolveResult> greedyLadder(const Graph &graph,
   std::vector<SolveResult> ladder;
   std::vector<std::vector<Policy>> trajectory;
   greedyRun(graph, 0, &trajectory, scoring);
+  ExecutorPlan plan(graph);
+  PolicyExecutor executor(plan);
   for (const std::vector<Policy> &policy : trajectory)
-    ladder.push_back(
-        finish(graph, scheduleFromPolicies(graph, policy), kNoBudget));
-  // Bisect below the lowest peak the path reached, to 0.4% of it.
+    ladder.push_back(finish(graph, executor.run(policy), kNoBudget));
   int64_t lo = graph.argumentBytes(), hi = ladder.front().peakBytes;
   while (hi - lo > std::max<int64_t>(1, hi / 1000)) {
     int64_t mid = lo + (hi - lo) / 2;
@@ -915,7 +915,7 @@ static SolveResult solveAuto(const Graph &graph, int64_t budget,
     answers.push_back(fromLadder(graph, budget, GreedyScoring::Bound));
   if (small && !exactMet)
     answers.push_back(fromLadder(graph, budget, GreedyScoring::Exact));
-  SolveResult best = answers.front(); // greedy's own answer
+  SolveResult best = answers.front();
   auto consider = [&](SolveResult r) {
     if (isBetter(r, best))
       best = std::move(r);
