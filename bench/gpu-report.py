@@ -8,7 +8,9 @@ runtime's own count, and the driver pool's high-water mark as a
 cross-check), whether measured is within 5% of predicted and at most the
 limit, the median step time (wall clock and CUDA events) and its ratio to
 the build without a limit beside the cost model's predicted compute ratio.
-Then the gradient checks against the CPU build and the out-of-memory check.
+Then the step time of the shared-memory tiled matmul kernels against one
+thread per output element, the gradient checks against the CPU build and
+the out-of-memory check.
 """
 import argparse
 import json
@@ -56,6 +58,22 @@ def main():
     if data.get("refused"):
         lines += ["", "Refused (the solver's smallest reachable peak is above "
                   "the limit): " + data["refused"]]
+    none = {run["name"].rsplit("-", 1)[0]: run["result"] for run in data["runs"]
+            if run["kind"] == "bench" and run["name"].endswith("-none")}
+    naive = [run for run in data["runs"] if run["kind"] == "naive-kernels"]
+    if naive:
+        lines += ["", "| model, no limit | tiled matmuls: device ms | one thread"
+                  " per output: device ms | speedup |", "|---|---|---|---|"]
+    for run in naive:
+        model, r = run["name"].rsplit("-", 1)[0], run["result"]
+        tiled = none.get(model, {})
+        if "error" in r or "median_device_ms" not in tiled:
+            lines.append(f"| {model} | error: "
+                         f"{(r.get('error') or tiled.get('error', ''))[:120]} |||")
+            continue
+        t, n = tiled["median_device_ms"], r["median_device_ms"]
+        speedup = f"{n / t:.2f}x" if t > 0 else "-"
+        lines.append(f"| {model} | {t:.2f} | {n:.2f} | {speedup} |")
     lines += ["", "| gradient check | result |", "|---|---|"]
     for run in data["runs"]:
         r = run.get("result", {})

@@ -5,10 +5,13 @@
 #   utils/gpu-check.sh prepare [BUNDLE]        # here, after ./utils/build.sh
 #   utils/gpu-check.sh run [BUNDLE] [RESULT]   # on the GPU machine
 #
-# prepare compiles, into BUNDLE (default build/gpu-bundle, 26 MB today):
+# prepare compiles, into BUNDLE (default build/gpu-bundle, 32 MB today):
 #   - every example model for --target=cuda without a limit and at 75, 50
 #     and 25% of its peak (a limit the solver cannot reach is recorded as
 #     refused, with the compiler's message);
+#   - every example model without a limit with matmuls as one thread per
+#     output element (--gpu-tile-contractions=false), to time the tiled
+#     kernels against;
 #   - CI-size models with --return-gradients, for CUDA without a limit and at
 #     50%, with the CPU build's gradients after 3 steps as the reference;
 #   - a float64 MLP for a finite-difference gradient check on the GPU.
@@ -45,6 +48,8 @@ prepare() {
       fi
       rm -f "$dir/$name.log"
     done
+    "$bin/remat-compile" "examples/$m.mlir" --target=cuda \
+      --gpu-tile-contractions=false -o "$dir/$m-naive.so"
   done
   for m in $MODELS; do
     local size=SMALL_${m^^}
@@ -107,6 +112,12 @@ run() {
         echo "$name: failed ($rc): $(head -c 300 "$out")"
       fi
     done
+  done
+  for m in $MODELS; do
+    local name=$m-naive out=$dir/$m-naive.out rc=0
+    timeout 120 "$run" "$dir/$name.json" --steps=5 --json > "$out" 2>&1 || rc=$?
+    record "$name" naive-kernels "$out" "$rc"
+    echo "$name (one thread per matmul output): rc $rc, step ms $(field "$out" median_step_ms), device ms $(field "$out" median_device_ms)"
   done
   for m in $MODELS; do
     for v in base half; do

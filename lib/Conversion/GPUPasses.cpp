@@ -7,7 +7,8 @@
 // kernel over its linearized iteration space, the innermost dimension
 // fastest so neighbouring threads touch neighbouring elements; consecutive
 // linalg ops over one thread space whose threads touch only their own
-// elements share a kernel. What is left (scalar reductions, scatters) runs
+// elements share a kernel; matmul-like contractions get shared-memory tiled
+// kernels. What is left (scalar reductions, scatters) runs
 // in one-thread kernels, since the host cannot read device memory.
 // Allocation and deallocation stay on the host, in the order the schedule
 // put them, as gpu.alloc / gpu.dealloc.
@@ -331,10 +332,322 @@ struct MapToGPUPass
     }
   }
 
+  /// The loop dimensions of a contraction that gets a shared-memory tiled
+  /// kernel: one m, one n, one k and at most one batch dimension, operands
+  /// indexed by dimensions only (any transpose), a payload without indices.
+  struct Contraction {
+    std::optional<unsigned> batch;
+    unsigned m, n, k;
+    SmallVector<int64_t> ranges;
+  };
+
+  /// The reduction length below which a contraction keeps the one-thread-
+  /// per-element kernel: a tile of k would be mostly empty.
+  static constexpr int64_t kTileK = 16;
+
+  static std::optional<Contraction> tileable(linalg::LinalgOp op) {
+    if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
+        op.getNumDpsInits() != 1 || !linalg::isaContractionOpInterface(op))
+      return std::nullopt;
+    FailureOr<linalg::ContractionDimensions> dims =
+        linalg::inferContractionDims(op);
+    if (failed(dims) || dims->m.size() != 1 || dims->n.size() != 1 ||
+        dims->k.size() != 1 || dims->batch.size() > 1)
+      return std::nullopt;
+    Contraction c{std::nullopt, dims->m[0], dims->n[0], dims->k[0],
+                  op.getStaticLoopRanges()};
+    if (!dims->batch.empty())
+      c.batch = dims->batch[0];
+    if (llvm::any_of(
+            c.ranges,
+            [](int64_t r) { return ShapedType::isDynamic(r) || r <= 0; }) ||
+        c.ranges[c.k] < kTileK)
+      return std::nullopt;
+    for (OpOperand &operand : op->getOpOperands()) {
+      if (!isa<MemRefType>(operand.get().getType()) ||
+          !op.getMatchingIndexingMap(&operand).isProjectedPermutation(
+              /*allowZeroInResults=*/false))
+        return std::nullopt;
+    }
+    if (!op.getBlock()->getOps<linalg::IndexOp>().empty())
+      return std::nullopt;
+    return c;
+  }
+
+  /// The indices `map` (of loop dimensions only) gives for `ivs`.
+  static SmallVector<Value> dimIndices(AffineMap map, ArrayRef<Value> ivs) {
+    SmallVector<Value> idx;
+    for (AffineExpr e : map.getResults())
+      idx.push_back(ivs[cast<AffineDimExpr>(e).getPosition()]);
+    return idx;
+  }
+
+  /// `then` under `cond`, or else zero, when `cond` is set; `then` alone
+  /// otherwise.
+  static Value guarded(OpBuilder &b, Location loc, Value cond, Type type,
+                       function_ref<Value(OpBuilder &)> then) {
+    if (!cond)
+      return then(b);
+    auto ifOp = scf::IfOp::create(b, loc, TypeRange{type}, cond,
+                                  /*withElseRegion=*/true);
+    OpBuilder tb = ifOp.getThenBodyBuilder();
+    scf::YieldOp::create(tb, loc, then(tb));
+    OpBuilder eb = ifOp.getElseBodyBuilder();
+    scf::YieldOp::create(
+        eb, loc,
+        arith::ConstantOp::create(eb, loc, eb.getZeroAttr(type)).getResult());
+    return ifOp.getResult(0);
+  }
+
+  /// One kernel for a group whose member `at` is a contraction `c`, after
+  /// only fills of its output and before ops that fusible accepted. A block
+  /// of 16 x 16 threads computes a tile of 16 rm x 16 rn outputs of one
+  /// batch, rm x rn per thread in registers (rows ty + 16 i, columns
+  /// tx + 16 j, so a warp reads a row of the B tile at consecutive
+  /// addresses and one A element by broadcast). For each step of kTileK
+  /// along k, the block copies the A and B tiles to shared memory (each
+  /// thread loads neighbouring elements along the operand's innermost
+  /// dimension, so loads coalesce whatever the transpose; rows padded by
+  /// one to spread the stores over banks), waits, and accumulates. Every
+  /// output still sums k in order from its initial value: the same bits as
+  /// the one-thread-per-element kernel. The fill becomes the accumulators'
+  /// initial value; the ops after it run per output, on the value in the
+  /// register.
+  void mapTiledGroup(ArrayRef<linalg::LinalgOp> group, size_t at,
+                     const Contraction &c) {
+    constexpr int64_t side = 16, threads = side * side;
+    linalg::LinalgOp op = group[at];
+    Location loc = op.getLoc();
+    MLIRContext *ctx = op.getContext();
+    auto micro = [](int64_t extent) -> int64_t {
+      return extent >= 4 * side ? 4 : extent >= 2 * side ? 2 : 1;
+    };
+    int64_t batches = c.batch ? c.ranges[*c.batch] : 1;
+    int64_t mSize = c.ranges[c.m], nSize = c.ranges[c.n], kSize = c.ranges[c.k];
+    int64_t rm = micro(mSize), rn = micro(nSize);
+    int64_t tileM = side * rm, tileN = side * rn;
+    int64_t mBlocks = llvm::divideCeil(mSize, tileM),
+            nBlocks = llvm::divideCeil(nSize, tileN),
+            kSteps = llvm::divideCeil(kSize, kTileK);
+    bool raggedM = mSize % tileM, raggedN = nSize % tileN,
+         raggedK = kSize % kTileK;
+
+    OpOperand *lhs = op.getDpsInputOperand(0), *rhs = op.getDpsInputOperand(1);
+    OpOperand &out = op.getDpsInitsMutable()[0];
+    auto elementOf = [](Value v) {
+      return cast<MemRefType>(v.getType()).getElementType();
+    };
+    Type accType = elementOf(out.get());
+    auto workgroup =
+        gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+    auto tileType = [&](Value operand, int64_t extent) {
+      return MemRefType::get({kTileK, extent + 1}, elementOf(operand),
+                             MemRefLayoutAttrInterface(), workgroup);
+    };
+    Value fill;
+    for (linalg::LinalgOp member : group.take_front(at))
+      fill = cast<linalg::FillOp>(member).getInputs()[0];
+
+    OpBuilder b(group.front());
+    Value one = indexConst(b, loc, 1);
+    auto launch = gpu::LaunchOp::create(
+        b, loc, indexConst(b, loc, batches * mBlocks * nBlocks), one, one,
+        indexConst(b, loc, threads), one, one, /*dynamicSharedMemorySize=*/
+        Value(), /*asyncTokenType=*/Type(), /*asyncDependencies=*/{},
+        TypeRange{tileType(lhs->get(), tileM), tileType(rhs->get(), tileN)});
+    Block &entry = launch.getBody().front();
+    Value lhsTile = launch.getWorkgroupAttributions()[0],
+          rhsTile = launch.getWorkgroupAttributions()[1];
+    OpBuilder kb = OpBuilder::atBlockEnd(&entry);
+    gpu::TerminatorOp::create(kb, loc);
+    kb.setInsertionPoint(entry.getTerminator());
+    auto cst = [&](OpBuilder &ib, int64_t v) { return indexConst(ib, loc, v); };
+    auto add = [&](OpBuilder &ib, Value x, Value y) -> Value {
+      return arith::AddIOp::create(ib, loc, x, y);
+    };
+    auto below = [&](OpBuilder &ib, Value x, int64_t bound) -> Value {
+      return arith::CmpIOp::create(ib, loc, arith::CmpIPredicate::ult, x,
+                                   cst(ib, bound));
+    };
+    auto both = [&](OpBuilder &ib, Value x, Value y) -> Value {
+      if (!x || !y)
+        return x ? x : y;
+      return arith::AndIOp::create(ib, loc, x, y);
+    };
+
+    Value bid = launch.getBlockIds().x, tid = launch.getThreadIds().x;
+    Value rest = arith::DivUIOp::create(kb, loc, bid, cst(kb, nBlocks));
+    Value n0 = arith::MulIOp::create(
+        kb, loc, arith::RemUIOp::create(kb, loc, bid, cst(kb, nBlocks)),
+        cst(kb, tileN));
+    Value m0 = arith::MulIOp::create(
+        kb, loc, arith::RemUIOp::create(kb, loc, rest, cst(kb, mBlocks)),
+        cst(kb, tileM));
+    Value batch = arith::DivUIOp::create(kb, loc, rest, cst(kb, mBlocks));
+    Value tx = arith::RemUIOp::create(kb, loc, tid, cst(kb, side));
+    Value ty = arith::DivUIOp::create(kb, loc, tid, cst(kb, side));
+    SmallVector<Value> rows, cols; // within the tile
+    for (int64_t i = 0; i < rm; ++i)
+      rows.push_back(add(kb, ty, cst(kb, side * i)));
+    for (int64_t j = 0; j < rn; ++j)
+      cols.push_back(add(kb, tx, cst(kb, side * j)));
+
+    // The loop indices of output (i, j), and whether it exists.
+    auto outputIvs = [&](OpBuilder &ib, int64_t i, int64_t j) {
+      SmallVector<Value> ivs(c.ranges.size());
+      if (c.batch)
+        ivs[*c.batch] = batch;
+      ivs[c.m] = add(ib, m0, rows[i]);
+      ivs[c.n] = add(ib, n0, cols[j]);
+      return ivs;
+    };
+    auto exists = [&](OpBuilder &ib, ArrayRef<Value> ivs) {
+      return both(ib, raggedM ? below(ib, ivs[c.m], mSize) : Value(),
+                  raggedN ? below(ib, ivs[c.n], nSize) : Value());
+    };
+    AffineMap outMap = op.getMatchingIndexingMap(&out);
+    SmallVector<Value> init;
+    for (int64_t i = 0; i < rm; ++i)
+      for (int64_t j = 0; j < rn; ++j) {
+        if (fill) {
+          init.push_back(fill);
+          continue;
+        }
+        SmallVector<Value> ivs = outputIvs(kb, i, j);
+        init.push_back(
+            guarded(kb, loc, exists(kb, ivs), accType, [&](OpBuilder &ib) {
+              return memref::LoadOp::create(ib, loc, out.get(),
+                                            dimIndices(outMap, ivs))
+                  .getResult();
+            }));
+      }
+
+    // Copies the k-step at `k0` of `operand` (m or n dimension `dim`,
+    // `extent` wide in the tile, from `base`) to `tile`, as tile[k][x].
+    auto copyTile = [&](OpBuilder &ib, OpOperand *operand, Value tile,
+                        unsigned dim, int64_t extent, Value base, int64_t size,
+                        bool ragged, Value k0) {
+      AffineMap map = op.getMatchingIndexingMap(operand);
+      bool kFastest =
+          cast<AffineDimExpr>(map.getResults().back()).getPosition() == c.k;
+      for (int64_t r = 0; r < extent * kTileK / threads; ++r) {
+        Value e = add(ib, tid, cst(ib, threads * r));
+        int64_t fast = kFastest ? kTileK : extent;
+        Value lo = arith::RemUIOp::create(ib, loc, e, cst(ib, fast));
+        Value hi = arith::DivUIOp::create(ib, loc, e, cst(ib, fast));
+        Value kk = kFastest ? lo : hi, xx = kFastest ? hi : lo;
+        SmallVector<Value> ivs(c.ranges.size());
+        if (c.batch)
+          ivs[*c.batch] = batch;
+        ivs[dim] = add(ib, base, xx);
+        ivs[c.k] = add(ib, k0, kk);
+        Value cond = both(ib, ragged ? below(ib, ivs[dim], size) : Value(),
+                          raggedK ? below(ib, ivs[c.k], kSize) : Value());
+        Value v = guarded(
+            ib, loc, cond, elementOf(operand->get()), [&](OpBuilder &gb) {
+              return memref::LoadOp::create(gb, loc, operand->get(),
+                                            dimIndices(map, ivs))
+                  .getResult();
+            });
+        memref::StoreOp::create(ib, loc, v, tile, ValueRange{kk, xx});
+      }
+    };
+    Block *payload = op.getBlock();
+    auto applyPayload = [&](OpBuilder &ib, Value x, Value y, Value acc) {
+      IRMapping map;
+      map.map(payload->getArguments(), ValueRange{x, y, acc});
+      for (Operation &inner : payload->without_terminator())
+        ib.clone(inner, map);
+      return map.lookupOrDefault(payload->getTerminator()->getOperand(0));
+    };
+
+    auto steps = scf::ForOp::create(
+        kb, loc, cst(kb, 0), cst(kb, kSteps), one, init,
+        [&](OpBuilder &sb, Location, Value step, ValueRange accs) {
+          Value k0 = arith::MulIOp::create(sb, loc, step, cst(sb, kTileK));
+          copyTile(sb, lhs, lhsTile, c.m, tileM, m0, mSize, raggedM, k0);
+          copyTile(sb, rhs, rhsTile, c.n, tileN, n0, nSize, raggedN, k0);
+          gpu::BarrierOp::create(sb, loc);
+          // The last step of a ragged k stops at k: no padding enters a sum.
+          Value end = cst(sb, kTileK);
+          if (raggedK)
+            end = arith::MinSIOp::create(
+                sb, loc, end,
+                arith::SubIOp::create(sb, loc, cst(sb, kSize), k0));
+          auto inner = scf::ForOp::create(
+              sb, loc, cst(sb, 0), end, cst(sb, 1), accs,
+              [&](OpBuilder &ib, Location, Value kk, ValueRange acc) {
+                SmallVector<Value> a, bv, next;
+                for (Value r : rows)
+                  a.push_back(memref::LoadOp::create(ib, loc, lhsTile,
+                                                     ValueRange{kk, r}));
+                for (Value col : cols)
+                  bv.push_back(memref::LoadOp::create(ib, loc, rhsTile,
+                                                      ValueRange{kk, col}));
+                for (int64_t i = 0; i < rm; ++i)
+                  for (int64_t j = 0; j < rn; ++j)
+                    next.push_back(
+                        applyPayload(ib, a[i], bv[j], acc[i * rn + j]));
+                scf::YieldOp::create(ib, loc, next);
+              });
+          gpu::BarrierOp::create(sb, loc);
+          scf::YieldOp::create(sb, loc, inner.getResults());
+        });
+
+    SmallVector<unsigned> parallel;
+    threadDims(op, parallel);
+    for (int64_t i = 0; i < rm; ++i)
+      for (int64_t j = 0; j < rn; ++j) {
+        SmallVector<Value> ivs = outputIvs(kb, i, j);
+        OpBuilder eb = kb;
+        if (Value cond = exists(kb, ivs)) {
+          auto ifOp =
+              scf::IfOp::create(kb, loc, cond, /*withElseRegion=*/false);
+          eb = ifOp.getThenBodyBuilder();
+        }
+        Value acc = steps.getResult(i * rn + j);
+        DenseMap<Value, Owned> owned;
+        owned[out.get()] = {acc,
+                            memref::StoreOp::create(eb, loc, acc, out.get(),
+                                                    dimIndices(outMap, ivs))};
+        SmallVector<Value> pivs;
+        for (unsigned d : parallel)
+          pivs.push_back(ivs[d]);
+        for (linalg::LinalgOp member : group.drop_front(at + 1))
+          emitThread(eb, member, pivs, owned);
+      }
+    for (linalg::LinalgOp member : group)
+      member->erase();
+  }
+
+  /// The member of `group` mapTiledGroup takes, if any.
+  std::optional<std::pair<size_t, Contraction>>
+  tiledMember(ArrayRef<linalg::LinalgOp> group) {
+    if (!tileContractions)
+      return std::nullopt;
+    for (size_t at = 0; at < group.size(); ++at) {
+      linalg::LinalgOp op = group[at];
+      std::optional<Contraction> c = tileable(op);
+      if (!c)
+        continue;
+      Value out = op.getDpsInits()[0];
+      bool onlyFills = llvm::all_of(group.take_front(at), [&](auto member) {
+        auto fill = dyn_cast<linalg::FillOp>(member.getOperation());
+        return fill && fill.getOutputs()[0] == out;
+      });
+      if (!onlyFills)
+        return std::nullopt;
+      return std::make_pair(at, *c);
+    }
+    return std::nullopt;
+  }
+
   /// One kernel for `group`, linalg ops that threadDims accepts with the
   /// same thread space, at the first op: each thread runs every op's work
   /// for its indices in order (see fusible).
   void mapGroup(ArrayRef<linalg::LinalgOp> group) {
+    if (auto tiled = tiledMember(group))
+      return mapTiledGroup(group, tiled->first, tiled->second);
     linalg::LinalgOp first = group.front();
     SmallVector<int64_t> ranges = first.getStaticLoopRanges();
     SmallVector<Dim> dims;
@@ -715,42 +1028,273 @@ struct MergeGPUModulesPass
   }
 };
 
-/// Runs kernels as loops on the host: every thread of every block in turn.
-/// Valid for the kernels remat-map-to-gpu builds (no barriers, no shared
-/// memory), and lets the CPU check the mapping.
+/// Runs one gpu.launch as host loops: blocks in turn, and within a block,
+/// each stretch of the kernel between barriers for every thread in turn
+/// (which is what a barrier guarantees). Per-thread values that live
+/// across a barrier go through one slot per thread; loops containing
+/// barriers run on the host, their iteration values in slots too.
+/// Workgroup memory is one host buffer that every block reuses.
+/// Stack buffers at the step's entry that kernels, which run one after
+/// another, reuse: per-thread slots and workgroup memory.
+class BufferPool {
+public:
+  explicit BufferPool(func::FuncOp func)
+      : entry(OpBuilder::atBlockBegin(&func.getBody().front())) {}
+
+  /// The `index`th buffer of `type` of the current kernel.
+  Value get(MemRefType type, unsigned index) {
+    SmallVector<Value> &buffers = pool[type];
+    while (buffers.size() <= index)
+      buffers.push_back(
+          memref::AllocaOp::create(entry, entry.getUnknownLoc(), type));
+    return buffers[index];
+  }
+
+private:
+  OpBuilder entry;
+  DenseMap<Type, SmallVector<Value>> pool;
+};
+
+/// Runs one gpu.launch as host loops: blocks in turn, and within a block,
+/// each stretch of the kernel between barriers for every thread in turn
+/// (which is what a barrier guarantees). Per-thread values that live
+/// across a barrier go through one slot per thread; loops containing
+/// barriers run on the host, their iteration values in slots too.
+/// Workgroup memory is one host buffer that every block reuses.
+class KernelEmulator {
+public:
+  KernelEmulator(gpu::LaunchOp launch, BufferPool &pool)
+      : launch(launch), pool(pool) {}
+
+  LogicalResult run() {
+    Location loc = launch.getLoc();
+    OpBuilder b(launch);
+    bool barriers = hasBarrier(launch);
+    if (barriers) {
+      std::optional<int64_t> n = getConstantIntValue(launch.getBlockSizeX());
+      if (!n)
+        return launch.emitError(
+            "expects a constant block size in a kernel with barriers");
+      numThreads = *n;
+    }
+    if (!launch.getPrivateAttributions().empty())
+      return launch.emitError("expects no private memory");
+    for (BlockArgument attribution : launch.getWorkgroupAttributions()) {
+      auto type = cast<MemRefType>(attribution.getType());
+      uniform.map(attribution,
+                  buffer(MemRefType::get(type.getShape(), type.getElementType(),
+                                         type.getLayout())));
+    }
+    zero = indexConst(b, loc, 0);
+    oneIdx = indexConst(b, loc, 1);
+    auto blocks =
+        scf::ForOp::create(b, loc, zero, launch.getGridSizeX(), oneIdx);
+    uniform.map(launch.getBlockIds().x, blocks.getInductionVar());
+    uniform.map(launch.getBlockSize().x, launch.getBlockSizeX());
+    uniform.map(launch.getGridSize().x, launch.getGridSizeX());
+    for (Value v : {launch.getBlockIds().y, launch.getBlockIds().z,
+                    launch.getThreadIds().y, launch.getThreadIds().z})
+      uniform.map(v, zero);
+    for (Value v : {launch.getBlockSize().y, launch.getBlockSize().z,
+                    launch.getGridSize().y, launch.getGridSize().z})
+      uniform.map(v, oneIdx);
+    builder.setInsertionPoint(blocks.getBody()->getTerminator());
+    if (failed(emitBlock(launch.getBody().front())))
+      return failure();
+    launch.erase();
+    return success();
+  }
+
+private:
+  static bool hasBarrier(Operation *op) {
+    return op->walk([](gpu::BarrierOp) { return WalkResult::interrupt(); })
+        .wasInterrupted();
+  }
+
+  /// Whether `op` computes the same in every thread of a block (a constant,
+  /// index arithmetic on the block id): it runs once on the host.
+  bool isUniform(Operation &op) {
+    if (!isPure(&op) || op.getNumRegions() != 0)
+      return false;
+    return llvm::all_of(op.getOperands(), [&](Value v) {
+      return uniform.contains(v) ||
+             !launch.getBody().isAncestor(v.getParentRegion());
+    });
+  }
+
+  /// The ops of `block` but its terminator: stretches without barriers run
+  /// per thread, loops with barriers on the host.
+  LogicalResult emitBlock(Block &block) {
+    SmallVector<Operation *> stretch;
+    for (Operation &op : block.without_terminator()) {
+      if (isUniform(op)) {
+        builder.clone(op, uniform);
+        continue;
+      }
+      if (!hasBarrier(&op)) {
+        stretch.push_back(&op);
+        continue;
+      }
+      if (failed(emitStretch(block, stretch)))
+        return failure();
+      stretch.clear();
+      if (isa<gpu::BarrierOp>(op))
+        continue;
+      auto loop = dyn_cast<scf::ForOp>(op);
+      if (!loop)
+        return op.emitError("expects barriers only at the top level of the "
+                            "kernel or of loops");
+      if (failed(emitLoop(loop)))
+        return failure();
+    }
+    return emitStretch(block, stretch);
+  }
+
+  /// A loop over the threads, mapping their id, with `body` inside; the
+  /// per-thread values `body` uses from slots are loaded first.
+  template <typename Fn>
+  LogicalResult forEachThread(ArrayRef<Value> used, Fn body) {
+    Location loc = launch.getLoc();
+    auto threads =
+        scf::ForOp::create(builder, loc, zero, launch.getBlockSizeX(), oneIdx);
+    OpBuilder tb(threads.getBody()->getTerminator());
+    IRMapping map = uniform;
+    map.map(launch.getThreadIds().x, threads.getInductionVar());
+    for (Value v : used) {
+      auto it = slots.find(v);
+      if (it != slots.end() && !map.contains(v))
+        map.map(v, memref::LoadOp::create(tb, loc, it->second,
+                                          threads.getInductionVar()));
+    }
+    return body(tb, map, threads.getInductionVar());
+  }
+
+  /// Every value `ops` (and their regions) use.
+  static SmallVector<Value> usedBy(ArrayRef<Operation *> ops) {
+    llvm::SetVector<Value> used;
+    for (Operation *op : ops)
+      op->walk(
+          [&](Operation *inner) { used.insert_range(inner->getOperands()); });
+    return used.takeVector();
+  }
+
+  /// A slot per thread for values of `type`.
+  FailureOr<Value> newSlot(Location loc, Type type) {
+    if (!MemRefType::isValidElementType(type) || isa<MemRefType>(type))
+      return emitError(loc, "cannot keep a value of type ")
+             << type << " across a barrier";
+    return buffer(MemRefType::get({numThreads}, type));
+  }
+
+  /// A buffer of `type` no other buffer of this kernel uses.
+  Value buffer(MemRefType type) { return pool.get(type, taken[type]++); }
+
+  LogicalResult emitStretch(Block &block, ArrayRef<Operation *> ops) {
+    if (ops.empty())
+      return success();
+    llvm::SmallPtrSet<Operation *, 16> inStretch(ops.begin(), ops.end());
+    return forEachThread(
+        usedBy(ops),
+        [&](OpBuilder &tb, IRMapping &map, Value tid) -> LogicalResult {
+          for (Operation *op : ops)
+            tb.clone(*op, map);
+          // Values used after the next barrier go to slots.
+          for (Operation *op : ops)
+            for (Value v : op->getResults()) {
+              bool escapes = llvm::any_of(v.getUsers(), [&](Operation *user) {
+                Operation *at = block.findAncestorOpInBlock(*user);
+                return !at || !inStretch.contains(at);
+              });
+              if (!escapes)
+                continue;
+              FailureOr<Value> slot = newSlot(op->getLoc(), v.getType());
+              if (failed(slot))
+                return failure();
+              slots[v] = *slot;
+              memref::StoreOp::create(tb, op->getLoc(), map.lookup(v), *slot,
+                                      tid);
+            }
+          return success();
+        });
+  }
+
+  /// A loop with barriers: the same bounds for every thread, so it runs on
+  /// the host; its iteration values live in slots.
+  LogicalResult emitLoop(scf::ForOp loop) {
+    Location loc = loop.getLoc();
+    SmallVector<Value> bounds = {loop.getLowerBound(), loop.getUpperBound(),
+                                 loop.getStep()};
+    for (Value &v : bounds) {
+      if (slots.contains(v) || v == launch.getThreadIds().x)
+        return loop.emitError("expects a loop with barriers to have the same "
+                              "bounds in every thread");
+      v = uniform.lookupOrDefault(v);
+    }
+    SmallVector<Value> iterSlots;
+    for (Value init : loop.getInitArgs()) {
+      FailureOr<Value> slot = newSlot(loc, init.getType());
+      if (failed(slot))
+        return failure();
+      iterSlots.push_back(*slot);
+    }
+    auto store = [&](ValueRange values) {
+      return forEachThread(
+          SmallVector<Value>(values),
+          [&](OpBuilder &tb, IRMapping &map, Value tid) -> LogicalResult {
+            SmallVector<Value> mapped;
+            for (Value v : values)
+              mapped.push_back(map.lookupOrDefault(v));
+            for (auto [v, slot] : llvm::zip(mapped, iterSlots))
+              memref::StoreOp::create(tb, loc, v, slot, tid);
+            return success();
+          });
+    };
+    if (!iterSlots.empty() && failed(store(loop.getInitArgs())))
+      return failure();
+    auto host =
+        scf::ForOp::create(builder, loc, bounds[0], bounds[1], bounds[2]);
+    uniform.map(loop.getInductionVar(), host.getInductionVar());
+    for (auto [arg, slot] : llvm::zip(loop.getRegionIterArgs(), iterSlots))
+      slots[arg] = slot;
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPoint(host.getBody()->getTerminator());
+    if (failed(emitBlock(*loop.getBody())))
+      return failure();
+    if (!iterSlots.empty() &&
+        failed(store(loop.getBody()->getTerminator()->getOperands())))
+      return failure();
+    for (auto [result, slot] : llvm::zip(loop.getResults(), iterSlots))
+      slots[result] = slot;
+    return success();
+  }
+
+  gpu::LaunchOp launch;
+  BufferPool &pool;
+  DenseMap<Type, unsigned> taken;         // buffers this kernel uses
+  OpBuilder builder{launch.getContext()}; // where host loops go
+  IRMapping uniform;                      // values one per block
+  DenseMap<Value, Value> slots;           // per-thread values in memory
+  int64_t numThreads = 0;
+  Value zero, oneIdx;
+};
+
+/// Runs kernels as loops on the host (see KernelEmulator), and device
+/// allocations as host ones, so the CPU can check the mapping.
 struct TestGPUToLoopsPass
     : public mlir::remat::impl::RematTestGPUToLoopsBase<TestGPUToLoopsPass> {
   void runOnOperation() override {
     SmallVector<gpu::LaunchOp> launches;
     getOperation().walk([&](gpu::LaunchOp l) { launches.push_back(l); });
+    if (getOperation().isExternal())
+      return;
+    BufferPool pool(getOperation());
     for (gpu::LaunchOp launch : launches) {
       if (!launch.getBody().hasOneBlock()) {
         launch.emitError("expects a kernel of one block");
         return signalPassFailure();
       }
-      OpBuilder b(launch);
-      Location loc = launch.getLoc();
-      Value zero = indexConst(b, loc, 0), one = indexConst(b, loc, 1);
-      auto blocks =
-          scf::ForOp::create(b, loc, zero, launch.getGridSizeX(), one);
-      b.setInsertionPoint(blocks.getBody()->getTerminator());
-      auto threads =
-          scf::ForOp::create(b, loc, zero, launch.getBlockSizeX(), one);
-      b.setInsertionPoint(threads.getBody()->getTerminator());
-      IRMapping map;
-      map.map(launch.getBlockIds().x, blocks.getInductionVar());
-      map.map(launch.getThreadIds().x, threads.getInductionVar());
-      map.map(launch.getBlockSize().x, launch.getBlockSizeX());
-      map.map(launch.getGridSize().x, launch.getGridSizeX());
-      for (Value v : {launch.getBlockIds().y, launch.getBlockIds().z,
-                      launch.getThreadIds().y, launch.getThreadIds().z})
-        map.map(v, zero);
-      for (Value v : {launch.getBlockSize().y, launch.getBlockSize().z,
-                      launch.getGridSize().y, launch.getGridSize().z})
-        map.map(v, one);
-      for (Operation &op : launch.getBody().front().without_terminator())
-        b.clone(op, map);
-      launch.erase();
+      if (failed(KernelEmulator(launch, pool).run()))
+        return signalPassFailure();
     }
     SmallVector<Operation *> ops;
     getOperation().walk([&](Operation *op) {

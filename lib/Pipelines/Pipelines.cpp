@@ -82,7 +82,8 @@ LogicalResult mlir::remat::buildGPUMappingStage(OpPassManager &pm,
   // and free async on one stream per step (gpu-async-region), so kernels
   // queue back to back and memory is stream-ordered in the schedule's order.
   std::string stage = llvm::formatv(
-      "func.func(remat-map-to-gpu{{block-size={0}})", options.blockSize);
+      "func.func(remat-map-to-gpu{{block-size={0} tile-contractions={1}})",
+      options.blockSize, options.tileContractions);
   if (outline)
     stage += ",gpu-kernel-outlining,remat-merge-gpu-modules,"
              "func.func(gpu-async-region)";
@@ -138,6 +139,10 @@ struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
   Option<int64_t> blockSize{*this, "block-size",
                             llvm::cl::desc("Threads per block"),
                             llvm::cl::init(256)};
+  Option<bool> tileContractions{
+      *this, "tile-contractions",
+      llvm::cl::desc("Tile matmul-like contractions through shared memory"),
+      llvm::cl::init(true)};
 };
 } // namespace
 
@@ -163,6 +168,7 @@ void mlir::remat::registerPipelines() {
         options.chip = o.chip;
         options.format = o.format;
         options.blockSize = o.blockSize;
+        options.tileContractions = o.tileContractions;
         (void)buildCUDAPipeline(pm, options);
       });
 }

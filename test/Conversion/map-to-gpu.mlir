@@ -183,7 +183,8 @@ func.func @fill(%v: f32, %out: memref<4x4xf32>) {
 
 // -----
 
-// Fusion: a zero fill and the matmul accumulating into it share one kernel,
+// Fusion: a zero fill and a matmul too short along k to tile (k = 8)
+// accumulating into it share one kernel,
 // whose thread starts its accumulator from the zero in a register (the
 // fill's store is dead: only this thread reads the element); the bias and
 // ReLU after it (its output allocated between them) join too, reading what
@@ -205,11 +206,11 @@ func.func @fill(%v: f32, %out: memref<4x4xf32>) {
 // CHECK:           gpu.terminator
 // CHECK-NOT:     gpu.launch
 // CHECK:         return
-func.func @fused_chain(%x: memref<4x16xf32>, %w: memref<16x8xf32>, %b: memref<8xf32>) -> memref<4x8xf32> {
+func.func @fused_chain(%x: memref<4x8xf32>, %w: memref<8x8xf32>, %b: memref<8xf32>) -> memref<4x8xf32> {
   %zero = arith.constant 0.0 : f32
   %m = memref.alloc() : memref<4x8xf32>
   linalg.fill ins(%zero : f32) outs(%m : memref<4x8xf32>)
-  linalg.matmul ins(%x, %w : memref<4x16xf32>, memref<16x8xf32>) outs(%m : memref<4x8xf32>)
+  linalg.matmul ins(%x, %w : memref<4x8xf32>, memref<8x8xf32>) outs(%m : memref<4x8xf32>)
   %r = memref.alloc() : memref<4x8xf32>
   linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (j)>, affine_map<(i, j) -> (i, j)>],
                   iterator_types = ["parallel", "parallel"]}
@@ -220,6 +221,91 @@ func.func @fused_chain(%x: memref<4x16xf32>, %w: memref<16x8xf32>, %b: memref<8x
     linalg.yield %y : f32
   }
   return %r : memref<4x8xf32>
+}
+
+// -----
+
+// A matmul with k >= 16 gets a shared-memory tiled kernel: 16 x 16 threads,
+// here 4 x 2 outputs each (a 64 x 32 tile: 2 x 2 blocks for 70 x 40), k in
+// steps of 16 through two workgroup buffers (rows padded to 65 and 33).
+// The transposed weight's innermost dimension is k, so consecutive threads
+// load consecutive k. The last k step stops at k = 20; loads past the edge
+// are guarded. The fill is the accumulators' start; the bias fused after
+// it reads the register, and outputs past the edge are neither stored nor
+// used.
+// CHECK-LABEL: func.func @tiled
+// CHECK:         %[[M:.*]] = gpu.alloc () : memref<70x40xf32>
+// CHECK:         %[[R:.*]] = gpu.alloc () : memref<70x40xf32>
+// CHECK:         gpu.launch blocks({{.*}}) in ({{.*}} = %c4{{.*}}, {{.*}}) threads({{.*}}) in ({{.*}} = %c256{{.*}}, {{.*}}) workgroup(%[[A:.*]] : memref<16x65xf32, #gpu.address_space<workgroup>>, %[[B:.*]] : memref<16x33xf32, #gpu.address_space<workgroup>>)
+// CHECK-NOT:       linalg.fill
+// CHECK:           %[[ACC:.*]]:8 = scf.for %[[STEP:.*]] = %c0{{.*}} to %c2{{.*}} step %c1{{.*}} iter_args(%{{.*}} = %cst,
+// CHECK:             scf.if
+// CHECK:               memref.load %arg0
+// CHECK:             memref.store %{{.*}}, %[[A]]
+// CHECK:             scf.if
+// CHECK:               memref.load %arg1
+// CHECK:             memref.store %{{.*}}, %[[B]]
+// CHECK:             gpu.barrier
+// CHECK:             %[[END:.*]] = arith.minsi
+// CHECK:             scf.for %{{.*}} = %c0{{.*}} to %[[END]]
+// CHECK-COUNT-4:       memref.load %[[A]]
+// CHECK-COUNT-2:       memref.load %[[B]]
+// CHECK-COUNT-8:       arith.addf
+// CHECK:             gpu.barrier
+// CHECK:           scf.if
+// CHECK-NEXT:        memref.store %[[ACC]]#0, %[[M]]
+// CHECK-NOT:         memref.load %[[M]]
+// CHECK:             memref.load %arg2
+// CHECK-NEXT:        arith.addf %[[ACC]]#0
+// CHECK-NEXT:        memref.store %{{.*}}, %[[R]]
+// CHECK-NOT:     gpu.launch
+// CHECK:         gpu.dealloc %[[M]]
+func.func @tiled(%x: memref<70x20xf32>, %w: memref<40x20xf32>, %b: memref<40xf32>) -> memref<70x40xf32> {
+  %zero = arith.constant 0.0 : f32
+  %m = memref.alloc() : memref<70x40xf32>
+  linalg.fill ins(%zero : f32) outs(%m : memref<70x40xf32>)
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %w : memref<70x20xf32>, memref<40x20xf32>) outs(%m : memref<70x40xf32>)
+  %r = memref.alloc() : memref<70x40xf32>
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (j)>, affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%m, %b : memref<70x40xf32>, memref<40xf32>) outs(%r : memref<70x40xf32>) {
+  ^bb0(%v: f32, %bias: f32, %o: f32):
+    %s = arith.addf %v, %bias : f32
+    linalg.yield %s : f32
+  }
+  memref.dealloc %m : memref<70x40xf32>
+  return %r : memref<70x40xf32>
+}
+
+// -----
+
+// A batched matmul without a fill starts from its output; no edges: no
+// guards. One 16 x 16 tile per batch (3 blocks), one output per thread.
+// CHECK-LABEL: func.func @tiled_batch
+// CHECK:         gpu.launch blocks({{.*}}) in ({{.*}} = %c3{{.*}}, {{.*}}) threads({{.*}}) in ({{.*}} = %c256{{.*}}, {{.*}}) workgroup({{.*}} : memref<16x17xf32, #gpu.address_space<workgroup>>, {{.*}} : memref<16x17xf32, #gpu.address_space<workgroup>>)
+// CHECK-NOT:       scf.if
+// CHECK:           %[[INIT:.*]] = memref.load %arg2
+// CHECK:           scf.for {{.*}} iter_args(%{{.*}} = %[[INIT]]) -> (f32)
+// CHECK-NOT:       scf.if
+// CHECK:           gpu.terminator
+func.func @tiled_batch(%a: memref<3x16x32xf32>, %b: memref<3x32x16xf32>, %c: memref<3x16x16xf32>) {
+  linalg.batch_matmul ins(%a, %b : memref<3x16x32xf32>, memref<3x32x16xf32>) outs(%c : memref<3x16x16xf32>)
+  return
+}
+
+// -----
+
+// With tile-contractions=false (remat-compile --gpu-tile-contractions=false)
+// the same matmul gets one thread per output element.
+// RUN: remat-opt %s --split-input-file --remat-map-to-gpu=tile-contractions=false | FileCheck %s --check-prefix=NAIVE
+// NAIVE-LABEL: func.func @tiled_off
+// NAIVE-NOT:     workgroup
+// NAIVE-NOT:     gpu.barrier
+// NAIVE:         return
+func.func @tiled_off(%a: memref<16x32xf32>, %b: memref<32x16xf32>, %c: memref<16x16xf32>) {
+  linalg.matmul ins(%a, %b : memref<16x32xf32>, memref<32x16xf32>) outs(%c : memref<16x16xf32>)
+  return
 }
 
 // -----

@@ -84,6 +84,11 @@ static cl::opt<bool> testGPUMapping(
              "each kernel's threads as loops on the host (tests the mapping "
              "without a GPU)"),
     cl::init(false), cl::Hidden);
+static cl::opt<bool> tileContractions(
+    "gpu-tile-contractions",
+    cl::desc("CUDA mapping: matmul-like contractions in shared-memory tiled "
+             "kernels (default); false: one thread per output element"),
+    cl::init(true));
 static cl::opt<std::string>
     memoryLimit("memory-limit",
                 cl::desc("Peak memory limit (bytes, KiB/MiB/GiB, KB/MB/GB, "
@@ -551,6 +556,7 @@ static FailureOr<bool> lowerForCUDA(ModuleOp module, StepInfo &info) {
   };
   mlir::remat::CUDAOptions options;
   options.chip = chip;
+  options.tileContractions = tileContractions;
   options.format = emit == Emit::PTX     ? "isa"
                    : emit == Emit::Cubin ? "bin"
                                          : "fatbin";
@@ -658,6 +664,7 @@ static LogicalResult compile(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
   } else {
     PassManager lower(module.get()->getName());
     mlir::remat::CUDAOptions mapping;
+    mapping.tileContractions = tileContractions;
     if (failed(mlir::remat::buildBufferizationStage(lower)) ||
         (testGPUMapping &&
          (failed(mlir::remat::buildGPUMappingStage(lower, mapping,

@@ -69,6 +69,14 @@ def RematMapToGPU : Pass<"remat-map-to-gpu", "func::FuncOp"> {
     what it stored instead of reloading it. Only allocations and constants
     may lie between them (they move above the kernel); a free ends a
     group, so allocations and frees keep the schedule's order and peak.
+    A matmul-like contraction (one m, n and k dimension, at most one batch
+    dimension, operands indexed by dimensions only, k at least 16) gets a
+    shared-memory tiled kernel instead, with `tile-contractions` (the
+    default): 16 x 16 threads per block, up to 4 x 4 outputs per thread in
+    registers, A and B tiles of 16 along k copied into workgroup memory
+    between barriers; each output still sums k in order, so the bits are
+    the same. A fill of its output before it becomes the accumulators'
+    start, and fused ops after it run per output on the register.
     Linalg ops whose outputs are not
     indexed by parallel dimensions alone become `scf.parallel` loops first.
     Each top-level `scf.parallel` without reductions, each `scf.for` nest
@@ -85,6 +93,8 @@ def RematMapToGPU : Pass<"remat-map-to-gpu", "func::FuncOp"> {
   let options = [
     Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
            "Threads per block">,
+    Option<"tileContractions", "tile-contractions", "bool", /*default=*/"true",
+           "Tile matmul-like contractions through shared memory">,
   ];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
                            "::mlir::scf::SCFDialect",
@@ -109,7 +119,15 @@ def RematTestGPUToLoops : Pass<"remat-test-gpu-to-loops", "func::FuncOp"> {
     Replaces each `gpu.launch` built by `remat-map-to-gpu` with loops over
     its blocks and threads, and `gpu.alloc` / `gpu.dealloc` with their
     memref forms, so that the CPU pipeline can run the GPU mapping and
-    tests can compare it with the CPU build without a GPU.
+    tests can compare it with the CPU build without a GPU. Within a block,
+    each stretch between barriers runs for every thread before the next
+    (what a barrier guarantees); per-thread values used across a barrier go
+    through a stack slot per thread, and a loop containing barriers (same
+    bounds in every thread) runs on the host with its iteration values in
+    slots. Workgroup memory is a stack buffer. Barriers elsewhere (under
+    `scf.if`), a block size that is not constant in a kernel with
+    barriers, private memory, and memrefs live across a barrier are
+    errors.
   }];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::memref::MemRefDialect"];

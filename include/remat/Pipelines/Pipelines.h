@@ -28,6 +28,8 @@ struct CUDAOptions {
   /// gpu-module-to-binary's format: isa (PTX), bin (cubin) or fatbin.
   std::string format = "fatbin";
   int64_t blockSize = 256;
+  /// Shared-memory tiled kernels for matmul-like contractions.
+  bool tileContractions = true;
   /// Optimization level of the device code (NVPTX backend and ptxas).
   unsigned optLevel = 3;
   /// The CUDA toolkit for ptxas; empty: upstream's search.
