@@ -55,6 +55,10 @@ def models():
                 [1024, 512], 0, lambda m: list(m)),
         "gpt": (lambda: zoo.gpt(layers=6, width=256, heads=4, seq=128, vocab=512),
                 [8, 128], 512, lambda m: list(m.blocks)),
+        # The realistic size: 6 layers, d=512, sequence 256.
+        "gpt512": (lambda: zoo.gpt(layers=6, width=512, heads=8, seq=256,
+                                   vocab=512),
+                   [8, 256], 512, lambda m: list(m.blocks)),
         "resnet18": (lambda: torchvision.models.resnet18(num_classes=10),
                      [16, 3, 64, 64], 0,
                      lambda m: [b for l in (m.layer1, m.layer2, m.layer3, m.layer4)
@@ -256,7 +260,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--build", default=os.path.join(ROOT, "build"))
-    p.add_argument("--models", default="mlp,gpt,resnet18,unet")
+    p.add_argument("--models", default="mlp,gpt,gpt512,resnet18,unet")
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--out", default=os.path.join(ROOT, "bench", "results",
                                                  "torch-side-by-side.json"))
