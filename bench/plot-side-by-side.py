@@ -32,7 +32,13 @@ def main():
     a = p.parse_args()
     rows = json.load(open(a.results))
     mib = 2 ** 20
-    fig, axes = plt.subplots(1, len(rows), figsize=(4.2 * len(rows), 3.6))
+    cols = min(4, len(rows))
+    grid = (len(rows) + cols - 1) // cols
+    fig, axes = plt.subplots(grid, cols, figsize=(4.2 * cols, 3.6 * grid),
+                             squeeze=False)
+    axes = axes.flatten()
+    for ax in axes[len(rows):]:
+        ax.axis("off")
     for ax, r in zip(axes, rows):
         fixed = r["remat_fixed_bytes"]
         pts = sorted(r["remat_points"], key=lambda q: q["peak_bytes"])
@@ -52,7 +58,8 @@ def main():
         ax.set_xlabel("step peak above parameters and inputs (MiB)")
         ax.set_ylim(-10, 120)
         ax.grid(alpha=0.3)
-    axes[0].set_ylabel("extra work (%)")
+    for ax in axes[::cols]:
+        ax.set_ylabel("extra work (%)")
     axes[0].legend(fontsize=7, loc="upper right")
     fig.tight_layout()
     fig.savefig(a.output, dpi=110)

@@ -18,7 +18,7 @@ whose step peak (above parameters, inputs and labels) is no higher, with
 their predicted extra compute.
 
 usage: build/torch2-venv/bin/python bench/torch2-budget.py
-         [--models mlp,gpt,resnet18,unet] [--repeats 5]
+         [--models mlp,gpt,gpt512,resnet18,vgg16,mobilenet_v2,unet] [--repeats 5]
          [--remat-results bench/results/torch-side-by-side.json]
          [--out bench/results/torch2-budget.json]
 """
@@ -100,7 +100,8 @@ def remat_within(points, limit, key):
 def main():
     p = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--models", default="mlp,gpt,resnet18,unet")
+    p.add_argument("--models",
+                   default="mlp,gpt,gpt512,resnet18,vgg16,mobilenet_v2,unet")
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--remat-results", default=os.path.join(
         ROOT, "bench", "results", "torch-side-by-side.json"))
