@@ -775,10 +775,14 @@ static std::vector<SolveResult> greedyLadder(const Graph &graph,
   while (hi - lo > std::max<int64_t>(1, hi / 1000)) {
     int64_t mid = lo + (hi - lo) / 2;
     SolveResult r = greedyRun(graph, mid, nullptr, scoring);
-    if (r.feasible)
+    if (r.feasible) {
       hi = r.peakBytes;
-    else
+    } else {
       lo = mid;
+      // A failed run still ends in a state that fits its own peak.
+      if (r.peakBytes >= 0)
+        hi = std::min(hi, r.peakBytes);
+    }
     ladder.push_back(std::move(r));
   }
   return ladder;
