@@ -1069,8 +1069,7 @@ public:
   LogicalResult run() {
     Location loc = launch.getLoc();
     OpBuilder b(launch);
-    bool barriers = hasBarrier(launch);
-    if (barriers) {
+    if (hasBarrier(launch)) {
       std::optional<int64_t> n = getConstantIntValue(launch.getBlockSizeX());
       if (!n)
         return launch.emitError(
