@@ -772,16 +772,24 @@ static std::vector<SolveResult> greedyLadder(const Graph &graph,
   for (const std::vector<Policy> &policy : trajectory)
     ladder.push_back(finish(graph, executor.run(policy), kNoBudget));
   int64_t lo = graph.argumentBytes(), hi = ladder.front().peakBytes;
-  while (hi - lo > std::max<int64_t>(1, hi / 1000)) {
+  // Failed runs just below greedy's limit mostly get stuck in the state
+  // that set it: after two that end exactly there, the bisection stops.
+  int stale = 0;
+  while (hi - lo > std::max<int64_t>(1, hi / 1000) && stale < 2) {
     int64_t mid = lo + (hi - lo) / 2;
     SolveResult r = greedyRun(graph, mid, nullptr, scoring);
     if (r.feasible) {
       hi = r.peakBytes;
+      stale = 0;
     } else {
       lo = mid;
       // A failed run still ends in a state that fits its own peak.
-      if (r.peakBytes >= 0)
-        hi = std::min(hi, r.peakBytes);
+      if (r.peakBytes >= 0 && r.peakBytes < hi) {
+        hi = r.peakBytes;
+        stale = 0;
+      } else if (r.peakBytes == hi) {
+        ++stale;
+      }
     }
     ladder.push_back(std::move(r));
   }
@@ -882,6 +890,11 @@ static std::vector<Policy> policiesOf(const Graph &graph,
   return policy;
 }
 
+/// Graphs up to this size get greedy's ladder in auto at every budget, not
+/// only where greedy's own run fails: its states, from runs at other
+/// budgets, are sometimes cheaper, and it costs tens of milliseconds here.
+constexpr size_t kLadderAlwaysNodes = 256;
+
 /// Graphs up to this size also get greedy with exact scoring in auto; its
 /// cost grows with the square of the graph.
 constexpr size_t kExactGreedyNodes = 1000;
@@ -906,16 +919,16 @@ static SolveResult solveAuto(const Graph &graph, int64_t budget,
   bool boundMet = runGreedy(budget, GreedyScoring::Bound);
   bool exactMet = small && runGreedy(budget, GreedyScoring::Exact);
   // Greedy's path depends on the budget, so a slightly smaller one can
-  // lead to a cheaper answer that also fits this one; trying two of them
-  // removes most of the cases where a larger budget cost more. Pointless
-  // where greedy already failed this one.
+  // lead to a cheaper answer that also fits this one, and can even succeed
+  // where this one got stuck; trying two of them removes most of the cases
+  // where a larger budget cost more.
   for (double fraction : {0.98, 0.96})
-    if (boundMet)
-      runGreedy(static_cast<int64_t>(static_cast<double>(budget) * fraction),
-                GreedyScoring::Bound);
+    runGreedy(static_cast<int64_t>(static_cast<double>(budget) * fraction),
+              GreedyScoring::Bound);
   // Where greedy's own run fails, greedy answers from its ladder; so does
-  // auto, even when another answer fits, to stay at least as good.
-  if (!boundMet)
+  // auto, even when another answer fits, to stay at least as good. Small
+  // graphs consult it at every budget.
+  if (!boundMet || graph.size() <= kLadderAlwaysNodes)
     answers.push_back(fromLadder(graph, budget, GreedyScoring::Bound));
   if (small && !exactMet)
     answers.push_back(fromLadder(graph, budget, GreedyScoring::Exact));
