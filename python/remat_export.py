@@ -60,6 +60,29 @@ def _shape(node):
     return list(meta.shape)
 
 
+class _ModuleTracer(torch.fx.Tracer):
+    """torch.fx's tracer, recording in each node's meta the path of the
+    innermost module whose forward created it ('blocks.0.attn'), which the
+    exporter writes as the ops' locations."""
+
+    def __init__(self):
+        super().__init__()
+        self.path = []
+
+    def call_module(self, m, forward, args, kwargs):
+        self.path.append(self.path_of_module(m))
+        try:
+            return super().call_module(m, forward, args, kwargs)
+        finally:
+            self.path.pop()
+
+    def create_node(self, *args, **kwargs):
+        node = super().create_node(*args, **kwargs)
+        if self.path:
+            node.meta["module_path"] = self.path[-1]
+        return node
+
+
 class Exporter:
     def __init__(self, module, example, loss, name):
         self.module = module
@@ -81,7 +104,7 @@ class Exporter:
         return self.params[qualified]
 
     def export(self):
-        tracer = torch.fx.Tracer()
+        tracer = _ModuleTracer()
         tracer.record_stack_traces = True  # for errors that name the line
         try:
             graph = torch.fx.GraphModule(self.module, tracer.trace(self.module))
@@ -91,6 +114,7 @@ class Exporter:
         x = self.m.input("x", list(self.example.shape), DTYPES[self.example.dtype])
         out = None
         for node in graph.graph.nodes:
+            self.m.loc = node.meta.get("module_path")
             if node.op == "placeholder":
                 self.values[node] = x
             elif node.op == "get_attr":
@@ -105,6 +129,7 @@ class Exporter:
                 self.values[node] = self.call(node)
             elif node.op == "output":
                 out = self.values[node.args[0]]
+        self.m.loc = None
         if self.loss == "mse":
             y = self.m.label("y", out.shape)
             loss = self.m.mse_loss(out, y)

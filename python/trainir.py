@@ -45,6 +45,9 @@ class Model:
     def __init__(self, name, dtype="f32", header=""):
         self.name, self.dtype, self.header = name, dtype, header
         self.args, self.body, self.used = [], [], set()
+        # Name location of the ops emitted next (the exporter sets it to the
+        # module path each op comes from), or None.
+        self.loc = None
 
     # Arguments ------------------------------------------------------------
     def _arg(self, name, shape, role, dtype):
@@ -78,9 +81,10 @@ class Model:
         attr_text = ""
         if attrs:
             attr_text = " {" + ", ".join(attrs) + "}"
+        loc = f' loc("{self.loc}")' if self.loc else ""
         self.body.append(f"  {result.name} = train.{op} "
                          + ", ".join(v.name for v in operands)
-                         + f"{attr_text} : {types(result)}")
+                         + f"{attr_text} : {types(result)}{loc}")
         return result
 
     def _same(self, op, operands, hint, attrs=()):

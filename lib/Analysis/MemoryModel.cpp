@@ -88,6 +88,19 @@ FailureOr<int64_t> mlir::remat::parseMemoryLimit(StringRef text,
   return static_cast<int64_t>(bytes);
 }
 
+/// The first name in `loc` (exporters name ops after the model's modules).
+static std::string sourceOf(Location loc) {
+  std::string source;
+  loc->walk([&](Location l) {
+    if (auto name = dyn_cast<NameLoc>(l)) {
+      source = name.getName().str();
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return source;
+}
+
 static std::string argumentName(func::FuncOp func, unsigned index) {
   if (auto name = func.getArgAttrOfType<StringAttr>(
           index, train::TrainDialect::kNameAttr))
@@ -157,6 +170,7 @@ FailureOr<StepGraph> mlir::remat::buildStepGraph(func::FuncOp func) {
                           "function");
     Node node;
     node.name = op.getName().getStringRef().str();
+    node.source = sourceOf(op.getLoc());
     if (op.hasTrait<OpTrait::ConstantLike>()) {
       // Constants become globals: no allocation, always available.
       node.argument = true;

@@ -224,6 +224,8 @@ std::string remat::writeGraph(const Graph &graph, const std::string &name) {
                          {"backward", n.backward},
                          {"cost_cpu", n.cost},
                          {"cost_ram", n.bytes}};
+    if (!n.source.empty())
+      o["source"] = n.source;
     if (n.argument)
       o["argument"] = true;
     if (n.output)

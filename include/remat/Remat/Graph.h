@@ -39,6 +39,10 @@ struct Node {
   /// Scratch bytes held only while the node computes (on top of its
   /// output), such as partial sums of a reduction done in parallel.
   int64_t workspace = 0;
+  /// Where the node comes from in the user's model when the IR says (a
+  /// name location, such as the PyTorch module path the exporter writes);
+  /// for tools and reports only.
+  std::string source;
 };
 
 /// A DAG whose node ids are a topological order: every edge goes from a

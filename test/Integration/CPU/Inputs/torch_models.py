@@ -45,3 +45,16 @@ class DataDependent(nn.Module):
 
 def Untraceable():
     return nn.Sequential(DataDependent(), nn.Linear(8, 3))
+
+
+class Residual(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x):
+        return x + torch.relu(self.fc(x))
+
+
+def Nested():
+    return nn.Sequential(Residual(), nn.Linear(8, 3))
