@@ -66,6 +66,22 @@ int64_t Graph::argumentBytes() const {
   return bytes;
 }
 
+int64_t Graph::peakLowerBound() const {
+  int64_t most = 0;
+  for (NodeId id = 0; id < (NodeId)size(); ++id) {
+    const Node &n = nodes[id];
+    if (n.argument)
+      continue;
+    // A node that overwrites an argument allocates nothing of its own.
+    int64_t need = (n.overwrites >= 0 ? 0 : n.bytes) + n.workspace;
+    for (NodeId d : deps(id))
+      if (!nodes[d].argument)
+        need += nodes[d].overwrites >= 0 ? 0 : nodes[d].bytes;
+    most = std::max(most, need);
+  }
+  return argumentBytes() + most;
+}
+
 double Graph::baselineCost() const {
   double cost = 0;
   for (const Node &n : nodes)

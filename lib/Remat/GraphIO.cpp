@@ -1,9 +1,11 @@
 //===- GraphIO.cpp - Reading rematerialization graphs from files ----------===//
 //
 // Node ids in the files need not be a topological order (Moccasin's are
-// not), so nodes are renumbered by a stable topological sort; a cycle is an
-// error. Moccasin's per-node param_cost (weights resident for the whole run)
-// becomes one argument node, so it counts in every peak like our parameters.
+// not), so nodes are renumbered: in the file's own sequence where it gives
+// one (Moccasin's graph.order), else by a stable topological sort; a cycle
+// is an error. Moccasin's per-node param_cost (weights resident for the whole
+// run) becomes one argument node, so it counts in every peak like our
+// parameters.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +17,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <map>
+#include <optional>
 #include <queue>
 
 using namespace remat;
@@ -169,6 +172,39 @@ bool remat::parseGraph(const std::string &text, GraphFile &out,
         error = "the graph has a cycle through node '" + raw[i].name + "'";
         return false;
       }
+  }
+  // Moccasin's files give the sequence their no-remat peak is measured in
+  // ("order" under "graph"): when present, it is the order, so that budgets
+  // as fractions of that peak mean what they mean there.
+  const llvm::json::Object *meta = root->getObject("graph");
+  if (const llvm::json::Array *given =
+          meta ? meta->getArray("order") : nullptr) {
+    std::vector<size_t> position(raw.size(), raw.size());
+    order.clear();
+    for (size_t k = 0; k < given->size(); ++k) {
+      std::optional<int64_t> id = (*given)[k].getAsInteger();
+      auto it = id ? indexOf.find(*id) : indexOf.end();
+      if (it == indexOf.end() || position[it->second] != raw.size()) {
+        error = "graph.order[" + std::to_string(k) +
+                "] names no node, or one listed before it";
+        return false;
+      }
+      position[it->second] = k;
+      order.push_back(it->second);
+    }
+    if (order.size() != raw.size()) {
+      error = "graph.order lists " + std::to_string(order.size()) +
+              " of the graph's " + std::to_string(raw.size()) + " nodes";
+      return false;
+    }
+    for (size_t i = 0; i < raw.size(); ++i)
+      for (size_t j : succ[i])
+        if (position[j] < position[i]) {
+          error = "graph.order is not a topological order: node '" +
+                  raw[j].name + "' comes before its input '" + raw[i].name +
+                  "'";
+          return false;
+        }
   }
 
   Graph g;

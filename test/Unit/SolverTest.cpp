@@ -223,6 +223,25 @@ TEST(Milp, FindsTheBruteForceOptimumOnTinyGraphs) {
   EXPECT_GT(checked, 40);
 }
 
+TEST(Graph, NoScheduleFitsBelowThePeakLowerBound) {
+  // Against every schedule (the brute force's), on graphs with and
+  // without workspace: nothing fits one byte below the bound, and the
+  // bound is often the exact smallest budget (so it is not vacuous).
+  int tight = 0;
+  for (unsigned seed = 0; seed < 25; ++seed) {
+    Graph g = tinyGraph(seed, 6 + seed % 3);
+    if (seed % 2)
+      for (NodeId id = 1; id < (NodeId)g.size(); id += 3)
+        g.node(id).workspace = 1 + g.node(id).bytes / 2;
+    int64_t bound = g.peakLowerBound();
+    EXPECT_FALSE(test::bruteForceOptimum(g, bound - 1).has_value())
+        << "seed " << seed;
+    EXPECT_LE(bound, solve("none", g, kNoBudget).peakBytes);
+    tight += test::bruteForceOptimum(g, bound).has_value();
+  }
+  EXPECT_GT(tight, 5);
+}
+
 TEST(Solvers, WithoutABackwardPassStayValidAndAboveTheOptimum) {
   // Computation graphs (Moccasin's kind): no node is backward, so greedy
   // also computes values late (Policy::Late).

@@ -94,6 +94,7 @@ int main(int argc, char **argv) {
         {"budget_bytes", budget},
         {"peak_bytes", sim.peakBytes},
         {"baseline_peak_bytes", base.peakBytes},
+        {"lower_bound_peak_bytes", file.graph.peakLowerBound()},
         {"cost", sim.cost},
         {"baseline_cost", base.cost},
         {"overhead", overhead},
@@ -126,7 +127,8 @@ int main(int argc, char **argv) {
     llvm::outs() << "\n";
     if (!r.feasible)
       llvm::outs() << "  the smallest budget this solver reaches is "
-                   << r.peakBytes << " bytes\n";
+                   << r.peakBytes << " bytes; no schedule peaks below "
+                   << file.graph.peakLowerBound() << " bytes\n";
   }
   return r.feasible ? 0 : 2;
 }

@@ -67,6 +67,10 @@ public:
   int64_t argumentBytes() const;
   /// Cost of computing every non-argument node once.
   double baselineCost() const;
+  /// No schedule peaks below this: the arguments, plus, for the node that
+  /// needs most, its output, its workspace and every other value it reads,
+  /// resident together while it computes.
+  int64_t peakLowerBound() const;
 
 private:
   std::vector<Node> nodes;

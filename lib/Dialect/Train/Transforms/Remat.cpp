@@ -81,7 +81,10 @@ LogicalResult TrainRematPass::run(func::FuncOp func) {
            << formatBytes(*budget) << " cannot be met: the smallest peak the '"
            << solver << "' solver reaches is " << formatBytes(result.peakBytes)
            << " (fixed part " << formatBytes(fixed)
-           << ": parameters, inputs and labels)";
+           << ": parameters, inputs and labels); no schedule peaks below "
+           << formatBytes(step->graph.peakLowerBound())
+           << " (the fixed part plus the op that needs most, with its "
+              "operands)";
 
   int64_t clones = applySchedule(*step, result.schedule);
   FailureOr<MemoryReport> after = analyzeMemory(func);
