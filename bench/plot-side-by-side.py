@@ -4,8 +4,10 @@
 x: the step's peak above its fixed part (MiB); y: extra work. Remat's
 points are its `auto` schedules over the budget sweep, extra FLOPs as its
 cost model predicts them; PyTorch's are eager and checkpoint-per-block,
-extra step time as measured (eager is 0 by definition). The two y measures
-differ in kind, as the legend says.
+extra step time as measured (eager is 0 by definition); checkpointing's
+recomputation is also shown in Remat's cost model (hollow triangle), beside
+Remat's lowest peak for no more (diamond). The y measures differ in kind,
+as the legend says.
 
 usage: bench/plot-side-by-side.py [RESULTS.json] [-o OUT.png]
 """
@@ -54,6 +56,14 @@ def main():
             ax.plot([(q["peak_bytes"] - fixed) / mib],
                     [100 * (r["remat_at_checkpoint_peak_time_ratio"] - 1)], "gv",
                     label="Remat at that peak (measured extra time)")
+        if "checkpoint_extra_compute" in r:
+            ax.plot([r["checkpoint_peak"] / mib],
+                    [100 * r["checkpoint_extra_compute"]], "r^", mfc="none",
+                    label="checkpoint/block's recomputation (cost model)")
+            q = r["remat_at_checkpoint_extra"]
+            ax.plot([(q["peak_bytes"] - fixed) / mib],
+                    [100 * (q["overhead"] - 1)], "mD", ms=5,
+                    label="Remat within that (predicted extra FLOPs)")
         ax.set_title(r["model"])
         ax.set_xlabel("step peak above parameters and inputs (MiB)")
         ax.set_ylim(-10, 120)

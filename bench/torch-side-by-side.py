@@ -29,6 +29,7 @@ PyTorch 2.x's activation memory budget is not in Debian's torch 1.13 and is
 not measured here. Prints markdown; writes it next to --out (JSON).
 
 usage: bench/torch-side-by-side.py [--build build] [--models gpt,resnet18]
+                                   [--shape resnet18=4,3,224,224 ...]
                                    [--out bench/results/torch-side-by-side.json]
 """
 import argparse
@@ -320,13 +321,25 @@ def main():
     p.add_argument("--models",
                    default="mlp,gpt,gpt512,resnet18,vgg16,mobilenet_v2,unet")
     p.add_argument("--repeats", type=int, default=5)
-    p.add_argument("--out", default=os.path.join(ROOT, "bench", "results",
-                                                 "torch-side-by-side.json"))
+    p.add_argument("--shape", action="append", default=[],
+                   metavar="MODEL=D0,D1,...",
+                   help="input shape for MODEL instead of its default "
+                        "(e.g. resnet18=4,3,224,224); repeatable")
+    default_out = os.path.join(ROOT, "bench", "results",
+                               "torch-side-by-side.json")
+    p.add_argument("--out", default=default_out)
     a = p.parse_args()
     torch.set_num_threads(1)
     warnings.filterwarnings("ignore")
     bin_dir = os.path.join(a.build, "bin")
     table = models()
+    for spec in a.shape:
+        name, _, dims = spec.partition("=")
+        if name not in table or not dims:
+            p.error(f"--shape {spec!r}: expected MODEL=D0,D1,... for one of "
+                    f"{', '.join(table)}")
+        builder, _, vocab, blocks = table[name]
+        table[name] = (builder, [int(d) for d in dims.split(",")], vocab, blocks)
     rows = []
     mib = lambda b: b / 2 ** 20
     for name in a.models.split(","):
@@ -450,7 +463,10 @@ def main():
             f"{r['remat_at_checkpoint_extra_time_ratio']:.2f}x |")
     write_results(a.out, rows, "\n".join(lines),
                   f"bench/torch-side-by-side.py --models {a.models} "
-                  f"--repeats {a.repeats}")
+                  f"--repeats {a.repeats}"
+                  + "".join(f" --shape {x}" for x in a.shape)
+                  + (f" --out {os.path.relpath(a.out, ROOT)}"
+                     if a.out != default_out else ""))
     return 0
 
 
