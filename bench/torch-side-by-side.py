@@ -325,6 +325,12 @@ def main():
                    metavar="MODEL=D0,D1,...",
                    help="input shape for MODEL instead of its default "
                         "(e.g. resnet18=4,3,224,224); repeatable")
+    p.add_argument("--measure", metavar="BUDGETS",
+                   help="only build each model of --models under these "
+                        "budgets in bytes (comma-separated) and measure them "
+                        "against its build without remat; writes "
+                        "{budget: [step time ratio, measured peak]} to --out "
+                        "(used by bench/torch2-budget.py)")
     default_out = os.path.join(ROOT, "bench", "results",
                                "torch-side-by-side.json")
     p.add_argument("--out", default=default_out)
@@ -340,6 +346,21 @@ def main():
                     f"{', '.join(table)}")
         builder, _, vocab, blocks = table[name]
         table[name] = (builder, [int(d) for d in dims.split(",")], vocab, blocks)
+    if a.measure:
+        measured = {}
+        for name in a.models.split(","):
+            builder, shape, vocab, _ = table[name]
+            torch.manual_seed(0)
+            module = builder().train()
+            x, y = make_data(shape, vocab, module)
+            tmp = tempfile.mkdtemp()
+            remat_export.export_to(module, x, y, "cross_entropy", tmp)
+            for budget in a.measure.split(","):
+                measured[budget] = remat_time_ratio(bin_dir, tmp, budget,
+                                                    a.repeats)
+        with open(a.out, "w") as f:
+            json.dump(measured, f)
+        return 0
     rows = []
     mib = lambda b: b / 2 ** 20
     for name in a.models.split(","):

@@ -15,7 +15,9 @@ median step time over eager's, interleaved. Beside each, from the Remat
 sweep bench/torch-side-by-side.py recorded (--remat-results): Remat's
 cheapest schedule that keeps no more activation bytes, and its cheapest
 whose step peak (above parameters, inputs and labels) is no higher, with
-their predicted extra compute.
+their predicted extra compute; each then built and run by remat-run beside
+its build without remat (measured peak and step time; --no-measure skips
+this).
 
 usage: build/torch2-venv/bin/python bench/torch2-budget.py
          [--models mlp,gpt,gpt512,resnet18,vgg16,mobilenet_v2,unet] [--repeats 5]
@@ -27,7 +29,9 @@ import importlib.util
 import json
 import os
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 import warnings
 
@@ -107,6 +111,8 @@ def main():
         ROOT, "bench", "results", "torch-side-by-side.json"))
     p.add_argument("--out", default=os.path.join(
         ROOT, "bench", "results", "torch2-budget.json"))
+    p.add_argument("--no-measure", action="store_true",
+                   help="skip building and running Remat's picks")
     a = p.parse_args()
     if not torch.__version__.startswith("2."):
         sys.exit(f"torch {torch.__version__}: run this under PyTorch 2.x "
@@ -159,19 +165,45 @@ def main():
             print(f"{name} {budget}: {mib(saved[-1]):.1f} MiB saved, "
                   f"peak {mib(peak):.1f} MiB, {ratio:.2f}x",
                   file=sys.stderr, flush=True)
+        # Remat's picks built and run (remat-run, against its build without
+        # remat, in turns), by bench/torch-side-by-side.py under Debian's
+        # torch, which exports the model with the same seeds.
+        picks = [q for r in rows if r["model"] == name
+                 for q in (r["remat_at_saved"], r["remat_at_peak"]) if q]
+        budgets = sorted({str(q["budget"]) for q in picks})
+        if budgets and not a.no_measure:
+            with tempfile.NamedTemporaryFile(suffix=".json") as out:
+                subprocess.run(
+                    ["/usr/bin/python3",
+                     os.path.join(ROOT, "bench", "torch-side-by-side.py"),
+                     "--models", name, "--measure", ",".join(budgets),
+                     "--repeats", str(a.repeats), "--out", out.name],
+                    check=True)
+                measured = json.load(open(out.name))
+            for q in picks:
+                q["time_ratio"], q["measured_peak_bytes"] = \
+                    measured[str(q["budget"])]
 
     lines = [f"PyTorch {torch.__version__}, one thread.", "",
              "| model | activation_memory_budget | saved for backward | step peak "
              "| step time vs eager | Remat within those saved bytes: kept, extra "
-             "FLOPs (predicted) | Remat within that step peak: peak, extra FLOPs "
-             "(predicted) |",
+             "FLOPs (predicted), step time (measured) | Remat within that step "
+             "peak: peak predicted (measured), extra FLOPs (predicted), step "
+             "time (measured) |",
              "|---|---|---|---|---|---|---|"]
+    time_text = lambda q: (f", {q['time_ratio']:.2f}x" if "time_ratio" in q
+                           else "")
     for r in rows:
         m, q = r["remat_at_saved"], r["remat_at_peak"]
+        f = r["remat_fixed_bytes"]
         m_text = (f"{mib(m['activation_bytes']):.1f} MiB, "
-                  f"+{100 * (m['overhead'] - 1):.1f}%" if m else "not reached")
-        q_text = (f"{mib(q['peak_bytes'] - r['remat_fixed_bytes']):.1f} MiB, "
-                  f"+{100 * (q['overhead'] - 1):.1f}%" if q else "not reached")
+                  f"+{100 * (m['overhead'] - 1):.1f}%{time_text(m)}"
+                  if m else "not reached")
+        q_measured = (f" ({mib(q['measured_peak_bytes'] - f):.1f})"
+                      if q and "measured_peak_bytes" in q else "")
+        q_text = (f"{mib(q['peak_bytes'] - f):.1f} MiB{q_measured}, "
+                  f"+{100 * (q['overhead'] - 1):.1f}%{time_text(q)}"
+                  if q else "not reached")
         lines.append(f"| {r['model']} | {r['budget']} | {mib(r['saved_bytes']):.1f} MiB "
                      f"(eager {mib(r['eager_saved_bytes']):.1f}) "
                      f"| {mib(r['step_peak_bytes']):.1f} MiB "
