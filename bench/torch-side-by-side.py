@@ -346,15 +346,20 @@ def main():
                     f"{', '.join(table)}")
         builder, _, vocab, blocks = table[name]
         table[name] = (builder, [int(d) for d in dims.split(",")], vocab, blocks)
+    def exported(name):
+        """The seeded model, its data, and its export in a fresh folder."""
+        builder, shape, vocab, _ = table[name]
+        torch.manual_seed(0)
+        module = builder().train()
+        x, y = make_data(shape, vocab, module)
+        tmp = tempfile.mkdtemp()
+        remat_export.export_to(module, x, y, "cross_entropy", tmp)
+        return module, x, y, tmp
+
     if a.measure:
         measured = {}
         for name in a.models.split(","):
-            builder, shape, vocab, _ = table[name]
-            torch.manual_seed(0)
-            module = builder().train()
-            x, y = make_data(shape, vocab, module)
-            tmp = tempfile.mkdtemp()
-            remat_export.export_to(module, x, y, "cross_entropy", tmp)
+            tmp = exported(name)[3]
             for budget in a.measure.split(","):
                 measured[budget] = remat_time_ratio(bin_dir, tmp, budget,
                                                     a.repeats)
@@ -364,12 +369,8 @@ def main():
     rows = []
     mib = lambda b: b / 2 ** 20
     for name in a.models.split(","):
-        builder, shape, vocab, blocks = table[name]
-        torch.manual_seed(0)
-        module = builder().train()
-        x, y = make_data(shape, vocab, module)
-        tmp = tempfile.mkdtemp()
-        remat_export.export_to(module, x, y, "cross_entropy", tmp)
+        builder, _, _, blocks = table[name]
+        module, x, y, tmp = exported(name)
         points, refine, solve, fixed, graph = remat_points(
             bin_dir, os.path.join(tmp, "model.mlir"), tmp)
         names = {id(m): n for n, m in module.named_modules()}

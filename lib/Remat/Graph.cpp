@@ -67,16 +67,18 @@ int64_t Graph::argumentBytes() const {
 }
 
 int64_t Graph::peakLowerBound() const {
+  // A node that overwrites an argument allocates nothing of its own.
+  auto allocated = [&](NodeId id) {
+    return nodes[id].overwrites >= 0 ? 0 : nodes[id].bytes;
+  };
   int64_t most = 0;
   for (NodeId id = 0; id < (NodeId)size(); ++id) {
-    const Node &n = nodes[id];
-    if (n.argument)
+    if (nodes[id].argument)
       continue;
-    // A node that overwrites an argument allocates nothing of its own.
-    int64_t need = (n.overwrites >= 0 ? 0 : n.bytes) + n.workspace;
+    int64_t need = allocated(id) + nodes[id].workspace;
     for (NodeId d : deps(id))
       if (!nodes[d].argument)
-        need += nodes[d].overwrites >= 0 ? 0 : nodes[d].bytes;
+        need += allocated(d);
     most = std::max(most, need);
   }
   return argumentBytes() + most;

@@ -185,17 +185,22 @@ Graph tinyGraph(unsigned seed, int n) {
   }
   return g;
 }
+
+/// tinyGraph of 6 to 8 nodes; odd seeds give some nodes scratch memory held
+/// while they compute, which every solver and bound must count.
+Graph tinyGraphMaybeWithWorkspace(unsigned seed) {
+  Graph g = tinyGraph(seed, 6 + seed % 3);
+  if (seed % 2)
+    for (NodeId id = 1; id < (NodeId)g.size(); id += 3)
+      g.node(id).workspace = 1 + g.node(id).bytes / 2;
+  return g;
+}
 } // namespace
 
 TEST(Milp, FindsTheBruteForceOptimumOnTinyGraphs) {
   int checked = 0;
   for (unsigned seed = 0; seed < 25; ++seed) {
-    Graph g = tinyGraph(seed, 6 + seed % 3);
-    // Every other graph gives some nodes scratch memory held while they
-    // compute, which the MILP, the simulator and the search must all count.
-    if (seed % 2)
-      for (NodeId id = 1; id < (NodeId)g.size(); id += 3)
-        g.node(id).workspace = 1 + g.node(id).bytes / 2;
+    Graph g = tinyGraphMaybeWithWorkspace(seed);
     ASSERT_EQ(g.verify(), "");
     SolveResult none = solve("none", g, kNoBudget);
     for (double f : {1.0, 0.85, 0.7, 0.55}) {
@@ -229,10 +234,7 @@ TEST(Graph, NoScheduleFitsBelowThePeakLowerBound) {
   // bound is often the exact smallest budget (so it is not vacuous).
   int tight = 0;
   for (unsigned seed = 0; seed < 25; ++seed) {
-    Graph g = tinyGraph(seed, 6 + seed % 3);
-    if (seed % 2)
-      for (NodeId id = 1; id < (NodeId)g.size(); id += 3)
-        g.node(id).workspace = 1 + g.node(id).bytes / 2;
+    Graph g = tinyGraphMaybeWithWorkspace(seed);
     int64_t bound = g.peakLowerBound();
     EXPECT_FALSE(test::bruteForceOptimum(g, bound - 1).has_value())
         << "seed " << seed;
