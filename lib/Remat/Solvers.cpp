@@ -270,8 +270,18 @@ private:
     return true;
   }
 
+  /// Appends an event field by field: pushing a braced Event builds it on
+  /// the stack with a byte store and a word store and copies it with one
+  /// 8-byte load, which the store buffer cannot forward; that stall was
+  /// most of the executor's time.
+  void emit(Event::Kind kind, NodeId id) {
+    Event &e = schedule.emplace_back();
+    e.kind = kind;
+    e.node = id;
+  }
+
   void compute(NodeId id) {
-    schedule.push_back({Event::Kind::Compute, id});
+    emit(Event::Kind::Compute, id);
     resident[id] = 1;
   }
 
@@ -345,7 +355,7 @@ private:
   void free(NodeId id) {
     if (!resident[id])
       return;
-    schedule.push_back({Event::Kind::Free, id});
+    emit(Event::Kind::Free, id);
     resident[id] = 0;
   }
 
@@ -759,19 +769,34 @@ static SolveResult greedyRun(const Graph &graph, int64_t budget,
   return finish(graph, executor.run(policy), budget);
 }
 
+namespace {
 /// The states greedy can answer "how low can you go" with, independent of
 /// any one budget: its path with budget 0 and the end states of a bisection
-/// over budgets between the arguments' bytes and the no-remat peak.
-static std::vector<SolveResult> greedyLadder(const Graph &graph,
-                                             GreedyScoring scoring) {
-  std::vector<SolveResult> ladder;
-  std::vector<std::vector<Policy>> trajectory;
-  greedyRun(graph, 0, &trajectory, scoring);
+/// over budgets between the arguments' bytes and the no-remat peak. The
+/// path's states (a hundred or more) keep only their policies and figures;
+/// the one chosen is scheduled.
+struct GreedyLadder {
+  /// The path's states first (schedules left empty), then the runs'.
+  std::vector<SolveResult> states;
+  /// The policies of the path's states, states[0 .. path.size()).
+  std::vector<std::vector<Policy>> path;
+};
+} // namespace
+
+static GreedyLadder greedyLadder(const Graph &graph, GreedyScoring scoring) {
+  GreedyLadder ladder;
+  greedyRun(graph, 0, &ladder.path, scoring);
   ExecutorPlan plan(graph);
   PolicyExecutor executor(plan);
-  for (const std::vector<Policy> &policy : trajectory)
-    ladder.push_back(finish(graph, executor.run(policy), kNoBudget));
-  int64_t lo = graph.argumentBytes(), hi = ladder.front().peakBytes;
+  for (const std::vector<Policy> &policy : ladder.path) {
+    Evaluated e = executor.evaluate(policy, kNoBudget);
+    SolveResult r;
+    r.peakBytes = e.valid ? e.peak : -1; // see isBetter
+    r.cost = e.cost;
+    r.feasible = e.valid;
+    ladder.states.push_back(std::move(r));
+  }
+  int64_t lo = graph.argumentBytes(), hi = ladder.states.front().peakBytes;
   // Failed runs just below greedy's limit mostly get stuck in the state
   // that set it: after two that end exactly there, the bisection stops.
   int stale = 0;
@@ -791,7 +816,7 @@ static std::vector<SolveResult> greedyLadder(const Graph &graph,
         ++stale;
       }
     }
-    ladder.push_back(std::move(r));
+    ladder.states.push_back(std::move(r));
   }
   return ladder;
 }
@@ -802,16 +827,18 @@ static std::vector<SolveResult> greedyLadder(const Graph &graph,
 /// figure always succeeds.
 static SolveResult fromLadder(const Graph &graph, int64_t budget,
                               GreedyScoring scoring) {
-  SolveResult best;
-  bool have = false;
-  for (SolveResult &s : greedyLadder(graph, scoring)) {
+  GreedyLadder ladder = greedyLadder(graph, scoring);
+  size_t best = 0;
+  for (size_t i = 0; i < ladder.states.size(); ++i) {
+    SolveResult &s = ladder.states[i];
     s.feasible = s.peakBytes >= 0 && s.peakBytes <= budget;
-    if (!have || isBetter(s, best)) {
-      best = std::move(s);
-      have = true;
-    }
+    if (i > 0 && isBetter(s, ladder.states[best]))
+      best = i;
   }
-  return best;
+  if (best < ladder.path.size())
+    return finish(graph, scheduleFromPolicies(graph, ladder.path[best]),
+                  budget);
+  return std::move(ladder.states[best]);
 }
 
 static SolveResult solveGreedy(const Graph &graph, int64_t budget,
