@@ -1,23 +1,28 @@
 //===- BufferPasses.cpp - Steps around upstream bufferization -------------===//
 //
-// Two small passes that upstream does not have in the form the step needs:
-// dropping in-place updated parameters from a public function's results, and
+// Small passes that upstream does not have in the form the step needs:
+// dropping in-place updated parameters from a public function's results,
 // calling an optimized BLAS for matmul (upstream's convert-linalg-to-std
-// cannot express transposed operands).
+// cannot express transposed operands), and calling the runtime's kernels
+// for convolutions.
 //
 //===----------------------------------------------------------------------===//
 
+#include "Internal.h"
 #include "remat/Conversion/Passes.h"
 #include "remat/Dialect/Train/IR/TrainDialect.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/BitVector.h"
 
 namespace mlir::remat {
 #define GEN_PASS_DEF_REMATDROPDONATEDRESULTS
 #define GEN_PASS_DEF_REMATMATMULTORUNTIME
+#define GEN_PASS_DEF_REMATCONVTORUNTIME
 #include "remat/Conversion/Passes.h.inc"
 } // namespace mlir::remat
 
@@ -66,6 +71,17 @@ static bool selects(AffineMap map, unsigned a, unsigned b) {
          map.getResult(1) == getAffineDimExpr(b, map.getContext());
 }
 
+/// Declares the runtime's `name` (C interface) in `module` once.
+static void declareRuntimeFunction(ModuleOp module, Location loc,
+                                   StringRef name, FunctionType type) {
+  if (module.lookupSymbol<func::FuncOp>(name))
+    return;
+  OpBuilder mb = OpBuilder::atBlockBegin(module.getBody());
+  auto decl = func::FuncOp::create(mb, loc, name, type);
+  decl.setPrivate();
+  decl->setAttr("llvm.emit_c_interface", mb.getUnitAttr());
+}
+
 struct MatmulToRuntimePass
     : public mlir::remat::impl::RematMatmulToRuntimeBase<MatmulToRuntimePass> {
   void runOnOperation() override {
@@ -98,20 +114,109 @@ struct MatmulToRuntimePass
       std::string name =
           element.isF32() ? "remat_rt_matmul_f32" : "remat_rt_matmul_f64";
       auto i32 = b.getI32Type();
-      auto fnType =
-          b.getFunctionType({i32, i32, dynamic, dynamic, dynamic}, {});
-      if (!module.lookupSymbol<func::FuncOp>(name)) {
-        OpBuilder mb = OpBuilder::atBlockBegin(module.getBody());
-        auto decl = func::FuncOp::create(mb, loc, name, fnType);
-        decl.setPrivate();
-        decl->setAttr("llvm.emit_c_interface", mb.getUnitAttr());
-      }
+      declareRuntimeFunction(
+          module, loc, name,
+          b.getFunctionType({i32, i32, dynamic, dynamic, dynamic}, {}));
       SmallVector<Value> args = {arith::ConstantIntOp::create(b, loc, i32, ta),
                                  arith::ConstantIntOp::create(b, loc, i32, tb)};
       for (Value v : mm->getOperands())
         args.push_back(memref::CastOp::create(b, loc, dynamic, v));
       func::CallOp::create(b, loc, name, TypeRange{}, args);
       mm.erase();
+    }
+  }
+};
+/// Whether rank-4 shapes `a`, `b`, `out` are a convolution of `kind` with
+/// `window` (see kConvAttr), as the runtime reads them.
+static bool convShapesAgree(int32_t kind, ArrayRef<int64_t> window,
+                            ArrayRef<int64_t> a, ArrayRef<int64_t> b,
+                            ArrayRef<int64_t> out) {
+  ArrayRef<int64_t> in = kind == 1 ? out : a, weight = kind == 2 ? out : b,
+                    res = kind == 0   ? out
+                          : kind == 1 ? a
+                                      : b;
+  int64_t groups = window[6];
+  if (llvm::any_of(window.take_front(2), [](int64_t s) { return s < 1; }) ||
+      window[2] < 0 || window[3] < 0 || window[4] < 1 || window[5] < 1 ||
+      groups < 1 || in[1] != weight[1] * groups || weight[0] % groups ||
+      res[0] != in[0] || res[1] != weight[0])
+    return false;
+  for (int d = 0; d < 2; ++d) {
+    int64_t span = window[4 + d] * (weight[2 + d] - 1) + 1;
+    int64_t padded = in[2 + d] + 2 * window[2 + d];
+    if (padded < span || res[2 + d] != (padded - span) / window[d] + 1)
+      return false;
+  }
+  return true;
+}
+
+struct ConvToRuntimePass
+    : public mlir::remat::impl::RematConvToRuntimeBase<ConvToRuntimePass> {
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    auto module = func->getParentOfType<ModuleOp>();
+    // The outermost tagged loops (the nest's inner loops carry the tag too).
+    SmallVector<scf::ForOp> nests;
+    for (auto loop : func.getBody().getOps<scf::ForOp>())
+      if (loop->hasAttr(kConvAttr) && loop.getNumResults() == 0)
+        nests.push_back(loop);
+    for (scf::ForOp nest : nests) {
+      auto info = nest->getAttrOfType<DictionaryAttr>(kConvAttr);
+      auto kindAttr = info ? info.getAs<IntegerAttr>("kind") : nullptr;
+      auto windowAttr =
+          info ? info.getAs<DenseI64ArrayAttr>("window") : nullptr;
+      if (!kindAttr || !windowAttr || windowAttr.size() != 7)
+        continue;
+      int32_t kind = kindAttr.getInt();
+      SmallVector<Value> reads, writes;
+      bool other = false;
+      nest.walk([&](Operation *op) {
+        if (auto load = dyn_cast<memref::LoadOp>(op))
+          reads.push_back(load.getMemRef());
+        else if (auto store = dyn_cast<memref::StoreOp>(op))
+          writes.push_back(store.getMemRef());
+        else if (!isMemoryEffectFree(op) && !isa<scf::ForOp, scf::YieldOp>(op))
+          other = true;
+      });
+      if (other || reads.size() != 2 || writes.size() != 1 || kind < 0 ||
+          kind > 2)
+        continue;
+      Value operands[3] = {reads[0], reads[1], writes[0]};
+      auto outType = cast<MemRefType>(writes[0].getType());
+      Type element = outType.getElementType();
+      if (!element.isF32() && !element.isF64())
+        continue;
+      if (llvm::any_of(operands, [&](Value v) {
+            auto t = cast<MemRefType>(v.getType());
+            return t.getRank() != 4 || !t.getLayout().isIdentity() ||
+                   t.getElementType() != element || !t.hasStaticShape();
+          }))
+        continue;
+      auto shape = [](Value v) {
+        return cast<MemRefType>(v.getType()).getShape();
+      };
+      if (!convShapesAgree(kind, windowAttr.asArrayRef(), shape(reads[0]),
+                           shape(reads[1]), shape(writes[0])))
+        continue;
+      OpBuilder b(nest);
+      Location loc = nest.getLoc();
+      int64_t dyn = ShapedType::kDynamic;
+      auto dynamic = MemRefType::get({dyn, dyn, dyn, dyn}, element);
+      std::string name =
+          element.isF32() ? "remat_rt_conv2d_f32" : "remat_rt_conv2d_f64";
+      SmallVector<Type> argTypes = {b.getI32Type()};
+      argTypes.append(7, b.getI64Type());
+      argTypes.append(3, dynamic);
+      declareRuntimeFunction(module, loc, name,
+                             b.getFunctionType(argTypes, {}));
+      SmallVector<Value> args = {
+          arith::ConstantIntOp::create(b, loc, b.getI32Type(), kind)};
+      for (int64_t w : windowAttr.asArrayRef())
+        args.push_back(arith::ConstantIntOp::create(b, loc, b.getI64Type(), w));
+      for (Value v : operands)
+        args.push_back(memref::CastOp::create(b, loc, dynamic, v));
+      func::CallOp::create(b, loc, name, TypeRange{}, args);
+      nest.erase();
     }
   }
 };

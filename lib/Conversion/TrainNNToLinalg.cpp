@@ -226,6 +226,7 @@ private:
   Value lowerEmbedding();
   Value lowerDropout(DropoutOp dropout);
   Value lowerConv();
+  Value lowerConvLoops();
   Value lowerPool();
   Value lowerUpsample();
   Value lowerConcatSlice();
@@ -840,6 +841,31 @@ Value NNLowering::lowerDropout(DropoutOp dropout) {
 }
 
 Value NNLowering::lowerConv() {
+  Value result = lowerConvLoops();
+  // Tag the nest for the CPU target's kernels (see kConvAttr).
+  int32_t kind = isa<Conv2DOp>(op) ? 0 : isa<Conv2DGradInputOp>(op) ? 1 : 2;
+  SmallVector<int64_t> window;
+  for (StringRef name : {"strides", "padding", "dilation"})
+    llvm::append_range(window,
+                       cast<DenseI64ArrayAttr>(op->getAttr(name)).asArrayRef());
+  // (stride h, stride w, pad h, pad w, dilation h, dilation w) then groups.
+  window.push_back(cast<IntegerAttr>(op->getAttr("groups")).getInt());
+  // Every parallel loop of the nest carries the tag: canonicalization after
+  // bufferization inlines a loop of one iteration (a batch of 1), and the
+  // loop left outermost must still say what the nest computes.
+  auto tag = b.getDictionaryAttr(
+      {b.getNamedAttr("kind", b.getI32IntegerAttr(kind)),
+       b.getNamedAttr("window", b.getDenseI64ArrayAttr(window))});
+  for (auto loop = result.getDefiningOp<scf::ForOp>();
+       loop && loop->hasAttr(kParallelLoopAttr);) {
+    loop->setAttr(kConvAttr, tag);
+    auto inner = loop.getBody()->getOps<scf::ForOp>();
+    loop = inner.empty() ? scf::ForOp() : *inner.begin();
+  }
+  return result;
+}
+
+Value NNLowering::lowerConvLoops() {
   auto strides = cast<DenseI64ArrayAttr>(op->getAttr("strides")).asArrayRef();
   auto padding = cast<DenseI64ArrayAttr>(op->getAttr("padding")).asArrayRef();
   auto dilation = cast<DenseI64ArrayAttr>(op->getAttr("dilation")).asArrayRef();

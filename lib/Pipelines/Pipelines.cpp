@@ -38,9 +38,12 @@ LogicalResult mlir::remat::buildBufferizationStage(OpPassManager &pm) {
   return parsePassPipeline(stage, pm);
 }
 
-LogicalResult mlir::remat::buildCPUToLLVMStage(OpPassManager &pm) {
-  const char *stage =
-      "func.func(remat-matmul-to-runtime,convert-linalg-to-loops),"
+LogicalResult mlir::remat::buildCPUToLLVMStage(OpPassManager &pm,
+                                               bool convKernels) {
+  std::string stage =
+      std::string("func.func(remat-matmul-to-runtime,") +
+      (convKernels ? "remat-conv-to-runtime," : "") +
+      "convert-linalg-to-loops),"
       "convert-scf-to-cf,expand-strided-metadata,lower-affine,"
       // Generic allocation functions are the runtime's counting allocator.
       "finalize-memref-to-llvm{use-generic-functions=true},"
@@ -159,7 +162,7 @@ void mlir::remat::registerPipelines() {
       buildBufferizationStage);
   reg("remat-cpu-to-llvm-pipeline",
       "Lowers bufferized linalg to the LLVM dialect for the CPU",
-      buildCPUToLLVMStage);
+      [](OpPassManager &pm) { return buildCPUToLLVMStage(pm); });
   PassPipelineRegistration<CUDAPipelineOptions>(
       "remat-cuda-pipeline",
       "Lowers linalg on tensors to the LLVM dialect with CUDA kernels",

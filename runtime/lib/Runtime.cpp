@@ -9,6 +9,8 @@
 
 #include "remat/Runtime.h"
 
+#include "MemRef.h"
+
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
@@ -30,14 +32,6 @@ void notePeak(int64_t now) {
          !peakBytes.compare_exchange_weak(peak, now, std::memory_order_relaxed))
     ;
 }
-
-template <typename T, int N> struct MemRef {
-  T *allocated;
-  T *aligned;
-  int64_t offset;
-  int64_t sizes[N];
-  int64_t strides[N];
-};
 
 template <typename T>
 void matmulLoops(bool ta, bool tb, const MemRef<T, 2> *a, const MemRef<T, 2> *b,

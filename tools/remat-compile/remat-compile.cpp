@@ -84,6 +84,12 @@ static cl::opt<bool> testGPUMapping(
              "each kernel's threads as loops on the host (tests the mapping "
              "without a GPU)"),
     cl::init(false), cl::Hidden);
+static cl::opt<bool> cpuConvKernels(
+    "cpu-conv-kernels",
+    cl::desc("CPU target: convolutions and their gradients through the "
+             "runtime's row-wise kernels (default); false: the scalar loop "
+             "nests"),
+    cl::init(true));
 static cl::opt<bool> tileContractions(
     "gpu-tile-contractions",
     cl::desc("CUDA mapping: matmul-like contractions in shared-memory tiled "
@@ -671,7 +677,9 @@ static LogicalResult compile(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
                                                    /*outline=*/false)) ||
           failed(parsePassPipeline("func.func(remat-test-gpu-to-loops)",
                                    lower)))) ||
-        failed(mlir::remat::buildCPUToLLVMStage(lower)) ||
+        // The GPU mapping's loops are what --test-gpu-mapping checks.
+        failed(mlir::remat::buildCPUToLLVMStage(lower, cpuConvKernels &&
+                                                           !testGPUMapping)) ||
         failed(lower.run(*module)))
       return failure();
   }

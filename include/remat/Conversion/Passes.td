@@ -55,6 +55,25 @@ def RematMatmulToRuntime : Pass<"remat-matmul-to-runtime", "func::FuncOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def RematConvToRuntime : Pass<"remat-conv-to-runtime", "func::FuncOp"> {
+  let summary = "Replaces convolution loop nests on memrefs by runtime calls";
+  let description = [{
+    The train lowering tags the loop nest of each `train.conv2d`,
+    `train.conv2d_grad_input` and `train.conv2d_grad_weight` with a
+    `remat.conv2d` attribute (kind and window). On a bufferized function,
+    this pass replaces each tagged top-level nest of f32 or f64 with a call
+    to `remat_rt_conv2d_f32` / `remat_rt_conv2d_f64` (C interface), which
+    the runtime implements with row-wise kernels that allocate nothing and
+    add each output's terms in the nest's order (the weight gradient aside).
+    A nest whose operands are not what the tag promises (two reads and one
+    write of identity-layout rank-4 memrefs whose shapes agree with the
+    window) stays as it is.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def RematMapToGPU : Pass<"remat-map-to-gpu", "func::FuncOp"> {
   let summary = "Turns a bufferized step's loop nests into GPU kernels";
   let description = [{

@@ -16,8 +16,9 @@ namespace mlir::remat {
 LogicalResult buildTrainToLinalgStage(OpPassManager &pm);
 /// linalg on tensors -> memrefs with allocations and frees at last use.
 LogicalResult buildBufferizationStage(OpPassManager &pm);
-/// memrefs -> LLVM dialect for the CPU (matmul through the runtime's BLAS).
-LogicalResult buildCPUToLLVMStage(OpPassManager &pm);
+/// memrefs -> LLVM dialect for the CPU (matmul through the runtime's BLAS,
+/// convolutions through its kernels unless `convKernels` is false).
+LogicalResult buildCPUToLLVMStage(OpPassManager &pm, bool convKernels = true);
 
 /// All three stages: `remat-cpu-pipeline`.
 LogicalResult buildCPUPipeline(OpPassManager &pm);

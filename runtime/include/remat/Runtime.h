@@ -46,6 +46,23 @@ void remat_rt_reset_peak(void);
 /// Which matmul implementation the runtime was built with.
 const char *remat_rt_matmul_backend(void);
 
+/// The CPU target's 2-D convolutions (remat-conv-to-runtime calls them
+/// through their MLIR C interface). NCHW input, FCHW weight (C / groups
+/// channels per filter), NCHW output, all contiguous; `window` is
+/// {stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w, groups}.
+/// `kind` 0: out = conv(a = input, b = weight); 1: out = the input gradient
+/// from a = output gradient, b = weight; 2: out = the weight gradient from
+/// a = input, b = output gradient. `out` is overwritten; nothing is
+/// allocated.
+void remat_rt_conv2d_f32(int32_t kind, const int64_t window[7], const float *a,
+                         const int64_t aShape[4], const float *b,
+                         const int64_t bShape[4], float *out,
+                         const int64_t outShape[4]);
+void remat_rt_conv2d_f64(int32_t kind, const int64_t window[7],
+                         const double *a, const int64_t aShape[4],
+                         const double *b, const int64_t bShape[4], double *out,
+                         const int64_t outShape[4]);
+
 /* The CUDA target (runtime/lib/Cuda.cpp): the driver is loaded at run time,
  * so these exist on every machine and remat_cuda_init says why a GPU cannot
  * be used. Device memory is counted like host memory. */

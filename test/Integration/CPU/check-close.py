@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """Checks that two remat-run --json outputs of one model agree to a tolerance.
 
-usage: check-close.py A.json B.json [--rtol R]
+usage: check-close.py A.json B.json [--rtol R] [--same-first-loss]
 
 For builds whose kernels sum in different orders (the GPU mapping's loops
 against the CPU build's BLAS): every loss must agree to rtol, relative to the
 larger magnitude, and both builds' measured peaks must equal their
-predictions.
+predictions. With --same-first-loss the first step's losses (the forward
+pass from the same parameters) must also be bitwise identical.
 """
 import argparse
 import json
@@ -18,6 +19,7 @@ def main():
     p.add_argument("a")
     p.add_argument("b")
     p.add_argument("--rtol", type=float, default=1e-5)
+    p.add_argument("--same-first-loss", action="store_true")
     args = p.parse_args()
     a, b = json.load(open(args.a)), json.load(open(args.b))
     errors = []
@@ -30,6 +32,9 @@ def main():
         if err > args.rtol:
             errors.append(f"step {i + 1}: losses {x} and {y} differ by "
                           f"{err:.3g} (rtol {args.rtol})")
+    if args.same_first_loss and a["losses"][0] != b["losses"][0]:
+        errors.append(f"first losses differ: {a['losses'][0]} and "
+                      f"{b['losses'][0]}")
     for name, run in (("first", a), ("second", b)):
         if run["measured_peak_bytes"] != run["predicted_peak_bytes"]:
             errors.append(f"{name}: measured peak {run['measured_peak_bytes']}"
