@@ -116,6 +116,9 @@ struct ExecutorPlan {
       workspace[id] = node.workspace;
       cost[id] = node.cost;
       overwrites[id] = node.overwrites;
+      if (node.overwrites >= 0 || (!node.argument && !node.recomputable))
+        needsChecks = true;
+      (node.argument ? arguments : steps).push_back(id);
       for (NodeId d : graph.deps(id)) {
         deps.push_back(d);
         // In a training graph the forward users are early; otherwise the
@@ -129,6 +132,12 @@ struct ExecutorPlan {
   enum : uint8_t { kArgument = 1, kOutput = 2, kRecomputable = 4 };
 
   const Graph &graph;
+  /// Whether a schedule from the executor can be invalid at all: only by
+  /// recomputing a value that cannot be, or reading one an in-place op
+  /// overwrote. On graphs without either, the executor skips the checks.
+  bool needsChecks = false;
+  /// The arguments, and the nodes the executor computes in order.
+  std::vector<NodeId> arguments, steps;
   std::vector<int32_t> remaining, remainingEarly;
   // The graph in flat arrays: the executor reads them once per event.
   std::vector<uint8_t> flags;
@@ -151,6 +160,18 @@ struct Evaluated {
   double cost, excess;
   /// Computations in the schedule: the work the evaluation took.
   int64_t computes;
+  /// Stopped at a Cutoff: the schedule is known to be no better than the
+  /// caller's, and the figures are partial.
+  bool cut;
+};
+
+/// When an evaluation may stop early. Excess, cost and peak only grow along
+/// a schedule (sizes and costs are not negative), so once one reaches what
+/// the caller would reject, the rest cannot change the verdict.
+struct Cutoff {
+  double excess = std::numeric_limits<double>::infinity();
+  double cost = std::numeric_limits<double>::infinity();
+  int64_t peak = kNoBudget;
 };
 
 /// Runs the graph in order under per-value policies (see
@@ -168,10 +189,13 @@ public:
     return schedule;
   }
 
-  /// What simulate(graph, run(p), budget) reports.
-  Evaluated evaluate(const std::vector<Policy> &p, int64_t budget) {
-    Evaluated e{true, argumentBytes, 0.0, 0.0, 0};
-    Tally tally{budget, argumentBytes, &e};
+  /// What simulate(graph, run(p), budget) reports, unless the evaluation
+  /// reaches `cutoff` (excess or cost at least its own, or a peak above
+  /// its own) first: then it stops there with `cut` set.
+  Evaluated evaluate(const std::vector<Policy> &p, int64_t budget,
+                     const Cutoff &cutoff = {}) {
+    Evaluated e{true, argumentBytes, 0.0, 0.0, 0, false};
+    Tally tally{budget, argumentBytes, &e, cutoff};
     execute(p, &tally);
     return e;
   }
@@ -180,6 +204,7 @@ private:
   struct Tally {
     int64_t budget, live;
     Evaluated *out;
+    Cutoff cutoff;
   };
 
   void execute(const std::vector<Policy> &p, Tally *tally) {
@@ -193,15 +218,13 @@ private:
                           plan.remainingEarly.end());
     schedule.clear();
     schedule.reserve(tally ? 64 : n * 3);
-    if (tally) {
+    if (tally && plan.needsChecks) {
       computed.assign(n, 0);
       clobbered.assign(n, 0);
     }
-    for (NodeId id = 0; id < (NodeId)n; ++id) {
-      if (plan.flags[id] & ExecutorPlan::kArgument) {
-        resident[id] = 1;
-        continue;
-      }
+    for (NodeId id : plan.arguments)
+      resident[id] = 1;
+    for (NodeId id : plan.steps) {
       transient.clear();
       size_t stepStart = schedule.size();
       uint32_t depsBegin = plan.depStart[id], depsEnd = plan.depStart[id + 1];
@@ -248,17 +271,19 @@ private:
         t.live -= bytes;
         continue;
       }
-      bool invalid =
-          computed[id] && !(plan.flags[id] & ExecutorPlan::kRecomputable);
-      for (uint32_t k = plan.depStart[id]; k < plan.depStart[id + 1]; ++k)
-        invalid |= clobbered[plan.deps[k]] != 0;
-      if (invalid) {
-        e.valid = false;
-        return false;
+      if (plan.needsChecks) {
+        bool invalid =
+            computed[id] && !(plan.flags[id] & ExecutorPlan::kRecomputable);
+        for (uint32_t k = plan.depStart[id]; k < plan.depStart[id + 1]; ++k)
+          invalid |= clobbered[plan.deps[k]] != 0;
+        if (invalid) {
+          e.valid = false;
+          return false;
+        }
+        computed[id] = 1;
+        if (plan.overwrites[id] >= 0)
+          clobbered[plan.overwrites[id]] = 1;
       }
-      computed[id] = 1;
-      if (plan.overwrites[id] >= 0)
-        clobbered[plan.overwrites[id]] = 1;
       t.live += bytes;
       e.cost += plan.cost[id];
       ++e.computes;
@@ -266,6 +291,11 @@ private:
       e.peak = std::max(e.peak, during);
       if (during > t.budget)
         e.excess += static_cast<double>(during - t.budget);
+      if (e.excess >= t.cutoff.excess || e.cost >= t.cutoff.cost ||
+          e.peak > t.cutoff.peak) {
+        e.cut = true;
+        return false;
+      }
     }
     return true;
   }
@@ -641,12 +671,12 @@ static SolveResult greedyRun(const Graph &graph, int64_t budget,
   // with the schedule, and a run at a budget it cannot meet would go on for
   // minutes.
   int64_t work = 0, n = static_cast<int64_t>(graph.size());
-  auto evaluate = [&](const std::vector<Policy> &p) {
-    Evaluated e = executor.evaluate(p, budget);
+  auto evaluate = [&](const std::vector<Policy> &p, const Cutoff &cutoff) {
+    Evaluated e = executor.evaluate(p, budget, cutoff);
     work += e.computes;
     return e;
   };
-  Evaluated current = evaluate(policy);
+  Evaluated current = evaluate(policy, {});
   if (trajectory)
     trajectory->push_back(policy);
   // Lazy evaluation: moves wait in a max-heap under an optimistic score
@@ -666,10 +696,13 @@ static SolveResult greedyRun(const Graph &graph, int64_t budget,
                      Evaluated &e) -> std::optional<double> {
     Policy old = policy[c];
     policy[c] = p;
-    e = evaluate(policy);
+    // A move that does not lower the excess is rejected.
+    Cutoff cutoff;
+    cutoff.excess = current.excess;
+    e = evaluate(policy, cutoff);
     policy[c] = old;
     double gain = current.excess - e.excess;
-    if (!e.valid || gain <= 0)
+    if (e.cut || !e.valid || gain <= 0)
       return std::nullopt;
     return gain / std::max(e.cost - current.cost, 1e-9);
   };
@@ -755,8 +788,11 @@ static SolveResult greedyRun(const Graph &graph, int64_t budget,
         if (profile->maxBetweenSpans(c, from) + graph.node(c).bytes > budget)
           continue;
         policy[c] = p;
-        Evaluated e = evaluate(policy);
-        if (e.valid && e.peak <= budget && e.cost < current.cost) {
+        Cutoff cutoff;
+        cutoff.cost = current.cost;
+        cutoff.peak = budget;
+        Evaluated e = evaluate(policy, cutoff);
+        if (!e.cut && e.valid && e.peak <= budget && e.cost < current.cost) {
           current = e;
           old = p;
           profile.reset();
@@ -857,10 +893,7 @@ static SolveResult improveBySwaps(const Graph &graph, int64_t budget,
   std::vector<NodeId> candidates = checkpointCandidates(graph);
   ExecutorPlan plan(graph);
   PolicyExecutor executor(plan);
-  auto evaluate = [&](const std::vector<Policy> &p) {
-    return executor.evaluate(p, kNoBudget);
-  };
-  Evaluated current = evaluate(policy);
+  Evaluated current = executor.evaluate(policy, kNoBudget);
   const int window = 6;
   int evaluations = 0;
   bool improved = true;
@@ -885,9 +918,12 @@ static SolveResult improveBySwaps(const Graph &graph, int64_t budget,
             downOld == Policy::Keep ? Policy::Recompute : Policy::Transient;
         policy[up] = upNew;
         policy[down] = downNew;
-        Evaluated e = evaluate(policy);
+        Cutoff cutoff;
+        cutoff.cost = current.cost;
+        cutoff.peak = budget;
+        Evaluated e = executor.evaluate(policy, kNoBudget, cutoff);
         ++evaluations;
-        if (e.valid && e.peak <= budget && e.cost < current.cost) {
+        if (!e.cut && e.valid && e.peak <= budget && e.cost < current.cost) {
           current = e;
           improved = true;
           break;
