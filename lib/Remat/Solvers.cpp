@@ -953,10 +953,11 @@ static std::vector<Policy> policiesOf(const Graph &graph,
   return policy;
 }
 
-/// Graphs up to this size get greedy's ladder in auto at every budget, not
-/// only where greedy's own run fails: its states, from runs at other
-/// budgets, are sometimes cheaper, and it costs tens of milliseconds here.
-constexpr size_t kLadderAlwaysNodes = 256;
+/// Graphs up to this size, where a greedy run costs a millisecond or two,
+/// get more of them in auto: greedy's ladder at every budget, not only where
+/// greedy's own run fails (its states, from runs at other budgets, are
+/// sometimes cheaper), and runs at more budgets below the one asked for.
+constexpr size_t kSmallGraphNodes = 256;
 
 /// Graphs up to this size also get greedy with exact scoring in auto; its
 /// cost grows with the square of the graph.
@@ -983,15 +984,20 @@ static SolveResult solveAuto(const Graph &graph, int64_t budget,
   bool exactMet = small && runGreedy(budget, GreedyScoring::Exact);
   // Greedy's path depends on the budget, so a slightly smaller one can
   // lead to a cheaper answer that also fits this one, and can even succeed
-  // where this one got stuck; trying two of them removes most of the cases
-  // where a larger budget cost more.
-  for (double fraction : {0.98, 0.96})
+  // where this one got stuck (or fail there, ending in a state that fits
+  // this budget and that swaps then improve); this removes most of the
+  // cases where a larger budget cost more. Small graphs, where a run costs
+  // a millisecond or two, look further down.
+  std::vector<double> fractions = {0.98, 0.96};
+  if (graph.size() <= kSmallGraphNodes)
+    fractions.insert(fractions.end(), {0.94, 0.92, 0.90, 0.88});
+  for (double fraction : fractions)
     runGreedy(static_cast<int64_t>(static_cast<double>(budget) * fraction),
               GreedyScoring::Bound);
   // Where greedy's own run fails, greedy answers from its ladder; so does
   // auto, even when another answer fits, to stay at least as good. Small
   // graphs consult it at every budget.
-  if (!boundMet || graph.size() <= kLadderAlwaysNodes)
+  if (!boundMet || graph.size() <= kSmallGraphNodes)
     answers.push_back(fromLadder(graph, budget, GreedyScoring::Bound));
   if (small && !exactMet)
     answers.push_back(fromLadder(graph, budget, GreedyScoring::Exact));
