@@ -22,8 +22,10 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -268,37 +270,106 @@ inline void dotLoop(T *__restrict l0, T *__restrict l1, T *__restrict l2,
   }
 }
 
+/// The dot products of one run over every image: x at `x + n xImage`, the
+/// block's output-gradient planes at `dy + n dyImage + b dyPlane`.
 template <int B, typename T>
-inline void dot(T (*lanes)[kLanes], const T *x, const std::array<T *, 4> &dy,
-                const Run<T> &r) {
+inline void dotImages(T (*lanes)[kLanes], const T *x, int64_t xImage,
+                      const T *dy, int64_t dyImage, int64_t dyPlane,
+                      int64_t images, const Run<T> &r) {
   // Lane arrays the loop owns (not reached through `lanes`), so that they
-  // stay in registers.
+  // stay in registers across the images.
   T l[4][kLanes];
   for (int b = 0; b < 4; ++b)
     for (int j = 0; j < kLanes; ++j)
       l[b][j] = b < B ? lanes[b][j] : T(0);
-  if (r.mask)
-    dotLoop<B, Masked>(l[0], l[1], l[2], l[3], x, dy[0], dy[1], dy[2], dy[3],
-                       r.mask, r.count, 1);
-  else if (r.step == 1)
-    dotLoop<B, Contiguous>(l[0], l[1], l[2], l[3], x, dy[0], dy[1], dy[2],
-                           dy[3], r.mask, r.count, 1);
-  else
-    dotLoop<B, Strided>(l[0], l[1], l[2], l[3], x, dy[0], dy[1], dy[2], dy[3],
-                        r.mask, r.count, r.step);
+  for (int64_t n = 0; n < images; ++n) {
+    const T *xn = x + n * xImage, *g0 = dy + n * dyImage;
+    const T *g1 = B > 1 ? g0 + dyPlane : nullptr;
+    const T *g2 = B > 2 ? g0 + 2 * dyPlane : nullptr;
+    const T *g3 = B > 3 ? g0 + 3 * dyPlane : nullptr;
+    if (r.mask)
+      dotLoop<B, Masked>(l[0], l[1], l[2], l[3], xn, g0, g1, g2, g3, r.mask,
+                         r.count, 1);
+    else if (r.step == 1)
+      dotLoop<B, Contiguous>(l[0], l[1], l[2], l[3], xn, g0, g1, g2, g3, r.mask,
+                             r.count, 1);
+    else
+      dotLoop<B, Strided>(l[0], l[1], l[2], l[3], xn, g0, g1, g2, g3, r.mask,
+                          r.count, r.step);
+  }
   for (int b = 0; b < B; ++b)
     for (int j = 0; j < kLanes; ++j)
       lanes[b][j] = l[b][j];
 }
 
-/// Calls fn.template operator()<B>(first) for blocks of kBlock planes from
-/// [begin, end), then single planes for what is left.
-template <typename Fn> void inBlocks(int64_t begin, int64_t end, Fn fn) {
-  int64_t p = begin;
-  for (; p + kBlock <= end; p += kBlock)
-    fn(std::integral_constant<int, kBlock>(), p);
-  for (; p < end; ++p)
-    fn(std::integral_constant<int, 1>(), p);
+/// One piece of a kernel's work: `size` (kBlock or 1) planes from `first`,
+/// of image `n` (unused by the weight gradient) in `group`. Pieces write
+/// disjoint outputs, so they may run on any thread in any order.
+struct Piece {
+  int64_t n, group, first;
+  int size;
+};
+
+/// The pieces covering planes [0, perGroup) of every group (and image):
+/// blocks of kBlock, then single planes for what is left.
+std::vector<Piece> piecesOf(int64_t images, int64_t groups, int64_t perGroup) {
+  std::vector<Piece> pieces;
+  for (int64_t n = 0; n < images; ++n)
+    for (int64_t group = 0; group < groups; ++group) {
+      int64_t p = 0;
+      for (; p + kBlock <= perGroup; p += kBlock)
+        pieces.push_back({n, group, p, kBlock});
+      for (; p < perGroup; ++p)
+        pieces.push_back({n, group, p, 1});
+    }
+  return pieces;
+}
+
+std::atomic<int> threadSetting{0};
+
+/// The threads the kernels use: remat_rt_set_num_threads, else
+/// REMAT_NUM_THREADS, else the machine's hardware threads.
+int threadCount() {
+  if (int set = threadSetting.load(); set > 0)
+    return set;
+  static const int fromEnvironment = [] {
+    if (const char *env = std::getenv("REMAT_NUM_THREADS"))
+      if (int v = std::atoi(env); v > 0)
+        return v;
+    return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  }();
+  return fromEnvironment;
+}
+
+/// Below this many multiply-adds a kernel runs on the calling thread alone:
+/// starting a thread costs tens of microseconds.
+constexpr double kParallelWork = 1 << 20;
+
+/// Runs piece(i) for every i < count, split into contiguous ranges over up
+/// to threadCount() threads. Each output is computed by one piece in one
+/// order, so the results do not depend on the number of threads.
+template <typename Fn> void parallelFor(int64_t count, double work, Fn piece) {
+  int64_t threads = std::min<int64_t>(threadCount(), count);
+  if (work < kParallelWork)
+    threads = 1;
+  auto range = [&](int64_t t) {
+    for (int64_t i = count * t / threads; i < count * (t + 1) / threads; ++i)
+      piece(i);
+  };
+  std::vector<std::thread> pool;
+  for (int64_t t = 1; t < threads; ++t)
+    pool.emplace_back(range, t);
+  range(0);
+  for (std::thread &thread : pool)
+    thread.join();
+}
+
+/// Calls fn with piece p's block size as a constant.
+template <typename Fn> void withBlock(const Piece &p, Fn fn) {
+  if (p.size == kBlock)
+    fn(std::integral_constant<int, kBlock>());
+  else
+    fn(std::integral_constant<int, 1>());
 }
 
 /// out[n, f] = sum over (c, kh, kw) of w[f, c, kh, kw] * x[n, g Cg + c, ...].
@@ -306,28 +377,32 @@ template <typename T>
 void forward(const Geometry &g, const T *x, const T *wt, T *y) {
   Taps<T> taps(g);
   int64_t plane = g.oh * g.ow, fg = g.fg();
-  for (int64_t n = 0; n < g.n; ++n)
-    for (int64_t group = 0; group < g.groups; ++group)
-      inBlocks(group * fg, (group + 1) * fg, [&](auto block, int64_t f0) {
-        constexpr int B = decltype(block)::value;
-        T *ys[B];
-        for (int b = 0; b < B; ++b) {
-          ys[b] = y + (n * g.f + f0 + b) * plane;
-          std::fill(ys[b], ys[b] + plane, T(0));
-        }
-        for (int64_t c = 0; c < g.cg; ++c) {
-          const T *xp = x + (n * g.c + group * g.cg + c) * g.h * g.w;
-          for (int64_t kh = 0; kh < g.kh; ++kh)
-            for (int64_t kw = 0; kw < g.kw; ++kw) {
-              T v[B];
-              for (int b = 0; b < B; ++b)
-                v[b] = wt[(((f0 + b) * g.cg + c) * g.kh + kh) * g.kw + kw];
-              taps.forEach(kh, kw, [&](const Run<T> &r) {
-                gather<B>(planesAt<B>(ys, r.out), xp + r.in, r, v);
-              });
-            }
-        }
-      });
+  std::vector<Piece> pieces = piecesOf(g.n, g.groups, fg);
+  double work = double(g.n) * g.f * g.cg * g.kh * g.kw * plane;
+  parallelFor(pieces.size(), work, [&](int64_t i) {
+    const Piece &p = pieces[i];
+    withBlock(p, [&](auto block) {
+      constexpr int B = decltype(block)::value;
+      int64_t n = p.n, group = p.group, f0 = group * fg + p.first;
+      T *ys[B];
+      for (int b = 0; b < B; ++b) {
+        ys[b] = y + (n * g.f + f0 + b) * plane;
+        std::fill(ys[b], ys[b] + plane, T(0));
+      }
+      for (int64_t c = 0; c < g.cg; ++c) {
+        const T *xp = x + (n * g.c + group * g.cg + c) * g.h * g.w;
+        for (int64_t kh = 0; kh < g.kh; ++kh)
+          for (int64_t kw = 0; kw < g.kw; ++kw) {
+            T v[B];
+            for (int b = 0; b < B; ++b)
+              v[b] = wt[(((f0 + b) * g.cg + c) * g.kh + kh) * g.kw + kw];
+            taps.forEach(kh, kw, [&](const Run<T> &r) {
+              gather<B>(planesAt<B>(ys, r.out), xp + r.in, r, v);
+            });
+          }
+      }
+    });
+  });
 }
 
 /// dx[n, ci] = sum over (f in ci's group, kh, kw) of w[f, c, kh, kw] times
@@ -336,29 +411,33 @@ template <typename T>
 void gradInput(const Geometry &g, const T *dy, const T *wt, T *dx) {
   Taps<T> taps(g);
   int64_t plane = g.h * g.w, fg = g.fg();
-  for (int64_t n = 0; n < g.n; ++n)
-    for (int64_t group = 0; group < g.groups; ++group)
-      inBlocks(0, g.cg, [&](auto block, int64_t c0) {
-        constexpr int B = decltype(block)::value;
-        T *dxs[B];
-        for (int b = 0; b < B; ++b) {
-          dxs[b] = dx + (n * g.c + group * g.cg + c0 + b) * plane;
-          std::fill(dxs[b], dxs[b] + plane, T(0));
-        }
-        for (int64_t fl = 0; fl < fg; ++fl) {
-          int64_t f = group * fg + fl;
-          const T *dyp = dy + (n * g.f + f) * g.oh * g.ow;
-          for (int64_t kh = 0; kh < g.kh; ++kh)
-            for (int64_t kw = 0; kw < g.kw; ++kw) {
-              T v[B];
-              for (int b = 0; b < B; ++b)
-                v[b] = wt[((f * g.cg + c0 + b) * g.kh + kh) * g.kw + kw];
-              taps.forEach(kh, kw, [&](const Run<T> &r) {
-                scatter<B>(planesAt<B>(dxs, r.in), dyp + r.out, r, v);
-              });
-            }
-        }
-      });
+  std::vector<Piece> pieces = piecesOf(g.n, g.groups, g.cg);
+  double work = double(g.n) * g.f * g.cg * g.kh * g.kw * g.oh * g.ow;
+  parallelFor(pieces.size(), work, [&](int64_t i) {
+    const Piece &p = pieces[i];
+    withBlock(p, [&](auto block) {
+      constexpr int B = decltype(block)::value;
+      int64_t n = p.n, group = p.group, c0 = p.first;
+      T *dxs[B];
+      for (int b = 0; b < B; ++b) {
+        dxs[b] = dx + (n * g.c + group * g.cg + c0 + b) * plane;
+        std::fill(dxs[b], dxs[b] + plane, T(0));
+      }
+      for (int64_t fl = 0; fl < fg; ++fl) {
+        int64_t f = group * fg + fl;
+        const T *dyp = dy + (n * g.f + f) * g.oh * g.ow;
+        for (int64_t kh = 0; kh < g.kh; ++kh)
+          for (int64_t kw = 0; kw < g.kw; ++kw) {
+            T v[B];
+            for (int b = 0; b < B; ++b)
+              v[b] = wt[((f * g.cg + c0 + b) * g.kh + kh) * g.kw + kw];
+            taps.forEach(kh, kw, [&](const Run<T> &r) {
+              scatter<B>(planesAt<B>(dxs, r.in), dyp + r.out, r, v);
+            });
+          }
+      }
+    });
+  });
 }
 
 /// dw[f, c, kh, kw] = sum over (n, oh, ow) of x[...] * dy[n, f, oh, ow].
@@ -366,23 +445,23 @@ template <typename T>
 void gradWeight(const Geometry &g, const T *x, const T *dy, T *dw) {
   Taps<T> taps(g);
   int64_t fg = g.fg();
-  for (int64_t group = 0; group < g.groups; ++group)
-    inBlocks(group * fg, (group + 1) * fg, [&](auto block, int64_t f0) {
+  std::vector<Piece> pieces = piecesOf(1, g.groups, fg);
+  double work = double(g.n) * g.f * g.cg * g.kh * g.kw * g.oh * g.ow;
+  parallelFor(pieces.size(), work, [&](int64_t i) {
+    const Piece &p = pieces[i];
+    withBlock(p, [&](auto block) {
       constexpr int B = decltype(block)::value;
+      int64_t group = p.group, f0 = group * fg + p.first;
       for (int64_t c = 0; c < g.cg; ++c)
         for (int64_t kh = 0; kh < g.kh; ++kh)
           for (int64_t kw = 0; kw < g.kw; ++kw) {
             T lanes[B][kLanes] = {};
-            for (int64_t n = 0; n < g.n; ++n) {
-              const T *xp = x + (n * g.c + group * g.cg + c) * g.h * g.w;
-              taps.forEach(kh, kw, [&](const Run<T> &r) {
-                std::array<T *, 4> at = {};
-                for (int b = 0; b < B; ++b)
-                  at[b] = const_cast<T *>(dy) +
-                          (n * g.f + f0 + b) * g.oh * g.ow + r.out;
-                dot<B>(lanes, xp + r.in, at, r);
-              });
-            }
+            const T *xp = x + (group * g.cg + c) * g.h * g.w;
+            const T *dyp = dy + f0 * g.oh * g.ow;
+            taps.forEach(kh, kw, [&](const Run<T> &r) {
+              dotImages<B>(lanes, xp + r.in, g.c * g.h * g.w, dyp + r.out,
+                           g.f * g.oh * g.ow, g.oh * g.ow, g.n, r);
+            });
             for (int b = 0; b < B; ++b) {
               // A fixed tree over the lanes.
               for (int width = kLanes / 2; width > 0; width /= 2)
@@ -392,6 +471,7 @@ void gradWeight(const Geometry &g, const T *x, const T *dy, T *dw) {
             }
           }
     });
+  });
 }
 
 /// Reads the geometry from the operands' shapes and checks that they agree
@@ -447,6 +527,12 @@ void runDescriptors(int32_t kind, const int64_t window[7],
 } // namespace
 
 extern "C" {
+
+void remat_rt_set_num_threads(int threads) {
+  threadSetting.store(threads > 0 ? threads : 0);
+}
+
+int remat_rt_num_threads(void) { return threadCount(); }
 
 void remat_rt_conv2d_f32(int32_t kind, const int64_t window[7], const float *a,
                          const int64_t aShape[4], const float *b,

@@ -206,6 +206,39 @@ TEST(Conv, MatchesTheLoopNestOnRandomGeometries) {
   }
 }
 
+// The kernels split their work over threads by output planes; every output
+// is still computed by one thread in one order, so the bits do not depend
+// on the thread count.
+TEST(Conv, ResultsDoNotDependOnTheThreadCount) {
+  std::mt19937 rng(99);
+  const Case cases[] = {
+      {4, 16, 24, 24, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1},
+      {3, 8, 20, 20, 12, 3, 3, 2, 2, 1, 1, 1, 1, 2},
+      {2, 12, 16, 16, 12, 3, 3, 1, 1, 1, 1, 1, 1, 12},
+  };
+  for (const Case &k : cases) {
+    std::vector<int64_t> xs = {k.n, k.c, k.h, k.w},
+                         ws = {k.f, k.cg(), k.kh, k.kw},
+                         ys = {k.n, k.f, k.oh(), k.ow()};
+    std::vector<float> x = random<float>(k.n * k.c * k.h * k.w, rng),
+                       w = random<float>(k.f * k.cg() * k.kh * k.kw, rng),
+                       dy = random<float>(k.n * k.f * k.oh() * k.ow(), rng);
+    std::vector<std::vector<float>> outs[2];
+    for (int threads : {1, 3}) {
+      remat_rt_set_num_threads(threads);
+      ASSERT_EQ(remat_rt_num_threads(), threads);
+      std::vector<float> y(dy.size()), dx(x.size()), dw(w.size());
+      conv<float>(0, k, x, xs, w, ws, y, ys);
+      conv<float>(1, k, dy, ys, w, ws, dx, xs);
+      conv<float>(2, k, x, xs, dy, ys, dw, ws);
+      outs[threads == 1 ? 0 : 1] = {y, dx, dw};
+    }
+    remat_rt_set_num_threads(0);
+    for (int kind = 0; kind < 3; ++kind)
+      EXPECT_EQ(outs[0][kind], outs[1][kind]) << "kind " << kind;
+  }
+}
+
 // The shapes of the example models' layers: wide rows that take the
 // vectorized paths, strided and depthwise ones.
 TEST(Conv, MatchesTheLoopNestOnModelLayers) {

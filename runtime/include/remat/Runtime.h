@@ -46,6 +46,12 @@ void remat_rt_reset_peak(void);
 /// Which matmul implementation the runtime was built with.
 const char *remat_rt_matmul_backend(void);
 
+/// Threads the convolution kernels use: `threads` > 0, or 0 for the default
+/// (REMAT_NUM_THREADS, else the machine's hardware threads). Results do not
+/// depend on it.
+void remat_rt_set_num_threads(int threads);
+int remat_rt_num_threads(void);
+
 /// The CPU target's 2-D convolutions (remat-conv-to-runtime calls them
 /// through their MLIR C interface). NCHW input, FCHW weight (C / groups
 /// channels per filter), NCHW output, all contiguous; `window` is
