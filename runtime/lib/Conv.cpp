@@ -2,17 +2,19 @@
 //
 // remat-conv-to-runtime replaces the loop nests of train.conv2d and its two
 // gradients (a scalar accumulation per output element, windows read through
-// clamped indices) with calls to these kernels. They need no memory beyond
-// their operands, so the step's allocations and peak are unchanged. The
-// forward and input-gradient kernels add each output's terms in the loop
-// nest's order (channel, then kernel row, then kernel column) and skip the
-// padding's zero terms, so their results are the loop nest's bit for bit;
-// they get their speed from running each term over a whole row of outputs
-// (a vectorizable multiply-add over contiguous memory) instead of gathering
-// one output's terms. The weight gradient's sums are dot products over rows
-// of the output gradient, accumulated in eight lanes: a different order of
-// the same terms. The file is built with -ffp-contract=off so that no
-// multiply-add is fused (that would round once instead of twice).
+// clamped indices) with calls to these kernels. They allocate no tensor
+// memory (their scratch is a few KB of padding masks and the list of work
+// pieces), so the step's allocations and peak are unchanged. The forward
+// and input-gradient kernels add each output's terms in the loop nest's
+// order (channel, then kernel row, then kernel column), a padding term as
+// (w x) 0, which adds nothing: their results are the loop nest's bit for
+// bit wherever the input is finite. They get their speed from running each
+// kernel tap over a whole plane or row of outputs (a vectorizable
+// multiply-add over contiguous memory) instead of gathering one output's
+// terms, and from splitting output planes over threads. The weight
+// gradient's sums are dot products accumulated in 16 lanes: a different
+// order of the same terms. The file is built with -ffp-contract=off so
+// that no multiply-add is fused (that would round once instead of twice).
 //
 //===----------------------------------------------------------------------===//
 
@@ -84,15 +86,18 @@ public:
       : g(g), flat(g.strideH == 1 && g.strideW == 1 && g.ow == g.w) {
     if (!flat)
       return;
-    // masks[kw * plane + i]: output position i reads inside the input at
-    // kernel column kw.
-    int64_t plane = g.oh * g.ow;
-    masks.resize(g.kw * plane);
+    // The padding columns repeat every row, so one mask of `chunk`
+    // positions (whole rows, at least kChunk) plus a row serves a run of
+    // any length in pieces, starting anywhere in a row: a few KB whatever
+    // the plane.
+    chunk = ((kChunk + g.ow - 1) / g.ow) * g.ow;
+    stride = chunk + g.ow;
+    masks.resize(g.kw * stride);
     for (int64_t kw = 0; kw < g.kw; ++kw) {
       auto [lo, hi] = g.columns(kw);
-      for (int64_t i = 0; i < plane; ++i) {
+      for (int64_t i = 0; i < stride; ++i) {
         int64_t ow = i % g.ow;
-        masks[kw * plane + i] = ow >= lo && ow < hi ? T(1) : T(0);
+        masks[kw * stride + i] = ow >= lo && ow < hi ? T(1) : T(0);
       }
     }
   }
@@ -117,14 +122,23 @@ public:
             end = std::min(last * g.ow, g.h * g.w - offset);
     if (end <= begin || hi <= lo)
       return;
-    bool whole = lo == 0 && hi == g.ow;
-    fn(Run<T>{begin, begin + offset, 1, end - begin,
-              whole ? nullptr : masks.data() + kw * g.oh * g.ow + begin});
+    if (lo == 0 && hi == g.ow) {
+      fn(Run<T>{begin, begin + offset, 1, end - begin, nullptr});
+      return;
+    }
+    for (int64_t at = begin; at < end; at += chunk)
+      fn(Run<T>{at, at + offset, 1, std::min(chunk, end - at),
+                masks.data() + kw * stride + at % g.ow});
   }
 
 private:
+  /// Positions a masked run covers at most.
+  static constexpr int64_t kChunk = 512;
   const Geometry &g;
   bool flat;
+  int64_t chunk = 0, stride = 0;
+  /// masks[kw * stride + i]: whether position i of a row-aligned chunk
+  /// reads inside the input at kernel column kw, as 1 or 0.
   std::vector<T> masks;
 };
 

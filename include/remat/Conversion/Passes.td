@@ -63,7 +63,7 @@ def RematConvToRuntime : Pass<"remat-conv-to-runtime", "func::FuncOp"> {
     `remat.conv2d` attribute (kind and window). On a bufferized function,
     this pass replaces each tagged top-level nest of f32 or f64 with a call
     to `remat_rt_conv2d_f32` / `remat_rt_conv2d_f64` (C interface), which
-    the runtime implements with row-wise kernels that allocate nothing and
+    the runtime implements with kernels that allocate no tensor memory and
     add each output's terms in the nest's order (the weight gradient aside).
     A nest whose operands are not what the tag promises (two reads and one
     write of identity-layout rank-4 memrefs whose shapes agree with the

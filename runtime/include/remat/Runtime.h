@@ -58,8 +58,8 @@ int remat_rt_num_threads(void);
 /// {stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w, groups}.
 /// `kind` 0: out = conv(a = input, b = weight); 1: out = the input gradient
 /// from a = output gradient, b = weight; 2: out = the weight gradient from
-/// a = input, b = output gradient. `out` is overwritten; nothing is
-/// allocated.
+/// a = input, b = output gradient. `out` is overwritten; no tensor memory
+/// is allocated (a few KB of scratch, not counted).
 void remat_rt_conv2d_f32(int32_t kind, const int64_t window[7], const float *a,
                          const int64_t aShape[4], const float *b,
                          const int64_t bShape[4], float *out,
