@@ -877,10 +877,70 @@ static SolveResult fromLadder(const Graph &graph, int64_t budget,
   return std::move(ladder.states[best]);
 }
 
+/// Graphs up to this size also get greedy with exact scoring; its cost
+/// grows with the square of the graph.
+constexpr size_t kExactGreedyNodes = 1000;
+
+/// Where greedy's run gets stuck, it runs again at these fractions of the
+/// budget before it turns to its ladder: its path depends on the budget,
+/// and a slightly smaller one often gets through (or ends in a state that
+/// fits the budget asked for) for the price of one run, where the ladder
+/// takes a dozen.
+constexpr double kGreedyRetryFractions[] = {0.98, 0.96};
+
+static int64_t scaledBudget(int64_t budget, double fraction) {
+  return static_cast<int64_t>(static_cast<double>(budget) * fraction);
+}
+
+namespace {
+/// Greedy's runs at one budget, each answer judged against that budget.
+struct GreedyRuns {
+  std::vector<SolveResult> answers;
+  /// Some answer fits the budget.
+  bool fits = false;
+  /// The run at the budget got stuck, so the retries were made.
+  bool retried = false;
+  /// Among the retries, greedy with exact scoring at the budget (graphs up
+  /// to kExactGreedyNodes), and whether it met it.
+  bool exactRan = false, exactMet = false;
+};
+} // namespace
+
+/// Greedy's run at `budget`; where it gets stuck, runs at slightly smaller
+/// budgets and, on graphs small enough, with exact scoring, which gets
+/// through where the bound's choices got stuck (ResNet50 near its smallest
+/// budgets). Only if none of them fits does greedy need its ladder.
+static GreedyRuns greedyRuns(const Graph &graph, int64_t budget) {
+  GreedyRuns runs;
+  auto run = [&](int64_t target, GreedyScoring scoring) {
+    SolveResult r = greedyRun(graph, target, nullptr, scoring);
+    r.feasible = r.peakBytes >= 0 && r.peakBytes <= budget;
+    runs.fits |= r.feasible;
+    runs.answers.push_back(std::move(r));
+    return runs.answers.back().feasible;
+  };
+  if (run(budget, GreedyScoring::Bound))
+    return runs;
+  runs.retried = true;
+  for (double fraction : kGreedyRetryFractions)
+    run(scaledBudget(budget, fraction), GreedyScoring::Bound);
+  if (graph.size() <= kExactGreedyNodes) {
+    runs.exactRan = true;
+    runs.exactMet = run(budget, GreedyScoring::Exact);
+  }
+  return runs;
+}
+
 static SolveResult solveGreedy(const Graph &graph, int64_t budget,
                                const SolverOptions &) {
-  SolveResult r = greedyRun(graph, budget, nullptr, GreedyScoring::Bound);
-  return r.feasible ? r : fromLadder(graph, budget, GreedyScoring::Bound);
+  GreedyRuns runs = greedyRuns(graph, budget);
+  if (!runs.fits)
+    return fromLadder(graph, budget, GreedyScoring::Bound);
+  SolveResult *best = &runs.answers.front();
+  for (SolveResult &r : runs.answers)
+    if (isBetter(r, *best))
+      best = &r;
+  return std::move(*best);
 }
 
 /// Local search after greedy: move one candidate toward Keep and a nearby
@@ -955,51 +1015,53 @@ static std::vector<Policy> policiesOf(const Graph &graph,
 
 /// Graphs up to this size, where a greedy run costs a millisecond or two,
 /// get more of them in auto: greedy's ladder at every budget, not only where
-/// greedy's own run fails (its states, from runs at other budgets, are
-/// sometimes cheaper), and runs at more budgets below the one asked for.
+/// greedy needs it (its states, from runs at other budgets, are sometimes
+/// cheaper), greedy's ladder with exact scoring wherever that run fails,
+/// and runs at more budgets below the one asked for.
 constexpr size_t kSmallGraphNodes = 256;
 
-/// Graphs up to this size also get greedy with exact scoring in auto; its
-/// cost grows with the square of the graph.
-constexpr size_t kExactGreedyNodes = 1000;
-
-/// The default: greedy (both scorings on graphs small enough, and at two
-/// slightly smaller budgets), swaps from each of its answers, then the
-/// classic schedules; the cheapest within the budget wins, so it is never
-/// worse than greedy and never over the budget when anything fits.
+/// The default: greedy's runs as the greedy solver makes them (so auto has
+/// its answer among its own), greedy with exact scoring and at slightly
+/// smaller budgets, swaps from each answer, then the classic schedules; the
+/// cheapest within the budget wins, so it is never worse than greedy and
+/// never over the budget when anything fits.
 static SolveResult solveAuto(const Graph &graph, int64_t budget,
                              const SolverOptions &options) {
+  bool tiny = graph.size() <= kSmallGraphNodes;
+  GreedyRuns runs = greedyRuns(graph, budget);
   // Every answer found, judged against `budget`.
-  std::vector<SolveResult> answers;
-  // Runs greedy at `target`; returns whether it met `target`.
+  std::vector<SolveResult> answers = std::move(runs.answers);
   auto runGreedy = [&](int64_t target, GreedyScoring scoring) {
     SolveResult r = greedyRun(graph, target, nullptr, scoring);
-    bool met = r.feasible;
     r.feasible = r.peakBytes >= 0 && r.peakBytes <= budget;
     answers.push_back(std::move(r));
-    return met;
+    return answers.back().feasible;
   };
-  bool small = graph.size() <= kExactGreedyNodes;
-  bool boundMet = runGreedy(budget, GreedyScoring::Bound);
-  bool exactMet = small && runGreedy(budget, GreedyScoring::Exact);
+  bool exactMet = runs.exactMet;
+  if (!runs.exactRan && graph.size() <= kExactGreedyNodes)
+    exactMet = runGreedy(budget, GreedyScoring::Exact);
   // Greedy's path depends on the budget, so a slightly smaller one can
-  // lead to a cheaper answer that also fits this one, and can even succeed
-  // where this one got stuck (or fail there, ending in a state that fits
-  // this budget and that swaps then improve); this removes most of the
-  // cases where a larger budget cost more. Small graphs, where a run costs
-  // a millisecond or two, look further down.
-  std::vector<double> fractions = {0.98, 0.96};
-  if (graph.size() <= kSmallGraphNodes)
+  // lead to a cheaper answer that also fits this one (also where greedy's
+  // run at this one succeeded; swaps then improve it); this removes most
+  // of the cases where a larger budget cost more. Small graphs look
+  // further down.
+  std::vector<double> fractions;
+  if (!runs.retried)
+    fractions.assign(std::begin(kGreedyRetryFractions),
+                     std::end(kGreedyRetryFractions));
+  if (tiny)
     fractions.insert(fractions.end(), {0.94, 0.92, 0.90, 0.88});
   for (double fraction : fractions)
-    runGreedy(static_cast<int64_t>(static_cast<double>(budget) * fraction),
-              GreedyScoring::Bound);
-  // Where greedy's own run fails, greedy answers from its ladder; so does
-  // auto, even when another answer fits, to stay at least as good. Small
-  // graphs consult it at every budget.
-  if (!boundMet || graph.size() <= kSmallGraphNodes)
+    runGreedy(scaledBudget(budget, fraction), GreedyScoring::Bound);
+  // Where greedy answers from its ladder, so does auto, even when another
+  // answer fits, to stay at least as good. The ladder with exact scoring
+  // is for budgets nothing else reaches (and on small graphs for its
+  // cheaper states): it costs a dozen runs.
+  if (!runs.fits || tiny)
     answers.push_back(fromLadder(graph, budget, GreedyScoring::Bound));
-  if (small && !exactMet)
+  bool anyFits = std::any_of(answers.begin(), answers.end(),
+                             [](const SolveResult &r) { return r.feasible; });
+  if (graph.size() <= kExactGreedyNodes && !exactMet && (tiny || !anyFits))
     answers.push_back(fromLadder(graph, budget, GreedyScoring::Exact));
   SolveResult best = answers.front();
   auto consider = [&](SolveResult r) {

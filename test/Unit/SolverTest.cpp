@@ -311,6 +311,30 @@ TEST(Milp, MatchesTheKnownOptimumOfAChain) {
   EXPECT_GT(tighter.cost, 71);
 }
 
+// Past 256 nodes auto consults greedy's ladder only where greedy itself
+// does (its run and its retries all fail), so the guarantee rests on auto
+// making greedy's runs exactly as greedy does; budgets down to 0.15 of the
+// peak make greedy's runs get stuck and fall back on its ladder.
+TEST(Auto, OnLargerGraphsIsNeverWorseThanGreedy) {
+  for (unsigned seed = 0; seed < 3; ++seed) {
+    Graph g = test::randomTrainingGraph(200 + seed, 140 + 10 * seed);
+    ASSERT_GT(g.size(), 256u);
+    SolveResult none = solve("none", g, kNoBudget);
+    for (double f : {0.6, 0.4, 0.3, 0.25, 0.2, 0.15}) {
+      int64_t budget = static_cast<int64_t>(none.peakBytes * f);
+      SolveResult greedy = solve("greedy", g, budget);
+      SolveResult best = solve("auto", g, budget);
+      EXPECT_EQ(best.feasible, best.peakBytes <= budget);
+      EXPECT_EQ(greedy.feasible, greedy.peakBytes <= budget);
+      EXPECT_TRUE(simulate(g, greedy.schedule).valid);
+      if (greedy.feasible) {
+        ASSERT_TRUE(best.feasible) << "seed " << seed << " at " << f;
+        EXPECT_LE(best.cost, greedy.cost) << "seed " << seed << " at " << f;
+      }
+    }
+  }
+}
+
 TEST(Auto, IsNeverWorseThanGreedyAndNeverOverTheBudget) {
   for (unsigned seed = 0; seed < 30; ++seed) {
     Graph g = test::randomTrainingGraph(100 + seed, 10 + seed % 20);
