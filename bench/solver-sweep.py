@@ -25,12 +25,18 @@ SHARED = os.path.join(os.path.dirname(ROOT), "shared", "benchmarks",
 SOLVERS = ["every-layer", "chen-sqrt", "chen-greedy", "greedy", "auto"]
 
 
+# CBC pulls in OpenBLAS, whose worker threads spin for a while after the
+# process starts; the solvers run on one thread, so OpenBLAS gets one too
+# and solve times are one core's.
+ONE_THREAD = dict(os.environ, OPENBLAS_NUM_THREADS="1")
+
+
 def solve(bin_dir, graph, budget, solver, time_limit=None):
     cmd = [os.path.join(bin_dir, "remat-solve"), graph, f"--budget={budget}",
            f"--solver={solver}", "--json"]
     if time_limit:
         cmd.append(f"--time-limit={time_limit}")
-    r = subprocess.run(cmd, capture_output=True, text=True)
+    r = subprocess.run(cmd, capture_output=True, text=True, env=ONE_THREAD)
     if r.returncode not in (0, 2):
         sys.exit(f"remat-solve failed: {' '.join(cmd)}\n{r.stderr}")
     j = json.loads(r.stdout)
