@@ -881,6 +881,14 @@ static SolveResult fromLadder(const Graph &graph, int64_t budget,
 /// grows with the square of the graph.
 constexpr size_t kExactGreedyNodes = 1000;
 
+/// Graphs up to this size, where a greedy run costs a millisecond or two,
+/// get more of them: greedy consults its ladder wherever its run gets
+/// stuck, even when a retry fits (the ladder's states are sometimes
+/// cheaper), and auto consults greedy's ladder at every budget, greedy's
+/// ladder with exact scoring wherever that run fails, and runs at more
+/// budgets below the one asked for.
+constexpr size_t kSmallGraphNodes = 256;
+
 /// Where greedy's run gets stuck, it runs again at these fractions of the
 /// budget before it turns to its ladder: its path depends on the budget,
 /// and a slightly smaller one often gets through (or ends in a state that
@@ -936,6 +944,8 @@ static SolveResult solveGreedy(const Graph &graph, int64_t budget,
   GreedyRuns runs = greedyRuns(graph, budget);
   if (!runs.fits)
     return fromLadder(graph, budget, GreedyScoring::Bound);
+  if (runs.retried && graph.size() <= kSmallGraphNodes)
+    runs.answers.push_back(fromLadder(graph, budget, GreedyScoring::Bound));
   SolveResult *best = &runs.answers.front();
   for (SolveResult &r : runs.answers)
     if (isBetter(r, *best))
@@ -1012,13 +1022,6 @@ static std::vector<Policy> policiesOf(const Graph &graph,
                                    : Policy::Transient;
   return policy;
 }
-
-/// Graphs up to this size, where a greedy run costs a millisecond or two,
-/// get more of them in auto: greedy's ladder at every budget, not only where
-/// greedy needs it (its states, from runs at other budgets, are sometimes
-/// cheaper), greedy's ladder with exact scoring wherever that run fails,
-/// and runs at more budgets below the one asked for.
-constexpr size_t kSmallGraphNodes = 256;
 
 /// The default: greedy's runs as the greedy solver makes them (so auto has
 /// its answer among its own), greedy with exact scoring and at slightly
