@@ -881,6 +881,10 @@ static SolveResult fromLadder(const Graph &graph, int64_t budget,
 /// grows with the square of the graph.
 constexpr size_t kExactGreedyNodes = 1000;
 
+/// Evaluations of the local search from auto's best answer (one costs a
+/// simulation of the schedule: about 25 microseconds on ResNet50).
+constexpr int kFinalSwapEvaluations = 1000;
+
 /// Graphs up to this size, where a greedy run costs a millisecond or two,
 /// get more of them: greedy consults its ladder wherever its run gets
 /// stuck, even when a retry fits (the ladder's states are sometimes
@@ -1087,6 +1091,16 @@ static SolveResult solveAuto(const Graph &graph, int64_t budget,
   consider(solveChenGreedy(graph, budget, options));
   consider(solveEveryLayer(graph, budget, options));
   consider(solveChenSqrt(graph, budget, options));
+  // The swaps above stop after a few evaluations per answer; the winner
+  // gets a longer search, which mostly keeps finding cheaper neighbours at
+  // the smaller budgets.
+  if (best.feasible) {
+    std::vector<Policy> seen = policiesOf(graph, best.schedule);
+    SimResult check = simulate(graph, scheduleFromPolicies(graph, seen));
+    if (check.valid && check.peakBytes <= budget)
+      consider(improveBySwaps(graph, budget, std::move(seen),
+                              kFinalSwapEvaluations));
+  }
   return best;
 }
 
