@@ -904,6 +904,15 @@ static int64_t scaledBudget(int64_t budget, double fraction) {
   return static_cast<int64_t>(static_cast<double>(budget) * fraction);
 }
 
+/// A greedy run at `target`, judged against `budget` (a run at a smaller
+/// target, or one that failed, may still fit it).
+static SolveResult greedyAnswer(const Graph &graph, int64_t target,
+                                int64_t budget, GreedyScoring scoring) {
+  SolveResult r = greedyRun(graph, target, nullptr, scoring);
+  r.feasible = r.peakBytes >= 0 && r.peakBytes <= budget;
+  return r;
+}
+
 namespace {
 /// Greedy's runs at one budget, each answer judged against that budget.
 struct GreedyRuns {
@@ -925,10 +934,8 @@ struct GreedyRuns {
 static GreedyRuns greedyRuns(const Graph &graph, int64_t budget) {
   GreedyRuns runs;
   auto run = [&](int64_t target, GreedyScoring scoring) {
-    SolveResult r = greedyRun(graph, target, nullptr, scoring);
-    r.feasible = r.peakBytes >= 0 && r.peakBytes <= budget;
-    runs.fits |= r.feasible;
-    runs.answers.push_back(std::move(r));
+    runs.answers.push_back(greedyAnswer(graph, target, budget, scoring));
+    runs.fits |= runs.answers.back().feasible;
     return runs.answers.back().feasible;
   };
   if (run(budget, GreedyScoring::Bound))
@@ -1039,9 +1046,7 @@ static SolveResult solveAuto(const Graph &graph, int64_t budget,
   // Every answer found, judged against `budget`.
   std::vector<SolveResult> answers = std::move(runs.answers);
   auto runGreedy = [&](int64_t target, GreedyScoring scoring) {
-    SolveResult r = greedyRun(graph, target, nullptr, scoring);
-    r.feasible = r.peakBytes >= 0 && r.peakBytes <= budget;
-    answers.push_back(std::move(r));
+    answers.push_back(greedyAnswer(graph, target, budget, scoring));
     return answers.back().feasible;
   };
   bool exactMet = runs.exactMet;
@@ -1075,17 +1080,20 @@ static SolveResult solveAuto(const Graph &graph, int64_t budget,
     if (isBetter(r, best))
       best = std::move(r);
   };
-  // Swaps from every answer that fits, starting from the policies as its
+  // Swaps from an answer that fits, starting from the policies as its
   // schedule shows them (a value greedy marked but never dropped reads as
   // kept): greedy's own labels make a neighbourhood of moves that change
   // nothing.
+  auto swapsFrom = [&](const SolveResult &answer, int evaluations) {
+    if (!answer.feasible)
+      return;
+    std::vector<Policy> seen = policiesOf(graph, answer.schedule);
+    SimResult check = simulate(graph, scheduleFromPolicies(graph, seen));
+    if (check.valid && check.peakBytes <= budget)
+      consider(improveBySwaps(graph, budget, std::move(seen), evaluations));
+  };
   for (SolveResult &answer : answers) {
-    if (answer.feasible) {
-      std::vector<Policy> seen = policiesOf(graph, answer.schedule);
-      SimResult check = simulate(graph, scheduleFromPolicies(graph, seen));
-      if (check.valid && check.peakBytes <= budget)
-        consider(improveBySwaps(graph, budget, std::move(seen), 150));
-    }
+    swapsFrom(answer, 150);
     consider(std::move(answer));
   }
   consider(solveChenGreedy(graph, budget, options));
@@ -1094,13 +1102,8 @@ static SolveResult solveAuto(const Graph &graph, int64_t budget,
   // The swaps above stop after a few evaluations per answer; the winner
   // gets a longer search, which mostly keeps finding cheaper neighbours at
   // the smaller budgets.
-  if (best.feasible) {
-    std::vector<Policy> seen = policiesOf(graph, best.schedule);
-    SimResult check = simulate(graph, scheduleFromPolicies(graph, seen));
-    if (check.valid && check.peakBytes <= budget)
-      consider(improveBySwaps(graph, budget, std::move(seen),
-                              kFinalSwapEvaluations));
-  }
+  SolveResult winner = best;
+  swapsFrom(winner, kFinalSwapEvaluations);
   return best;
 }
 

@@ -64,9 +64,9 @@ void remat_rt_conv2d_f32(int32_t kind, const int64_t window[7], const float *a,
                          const int64_t aShape[4], const float *b,
                          const int64_t bShape[4], float *out,
                          const int64_t outShape[4]);
-void remat_rt_conv2d_f64(int32_t kind, const int64_t window[7],
-                         const double *a, const int64_t aShape[4],
-                         const double *b, const int64_t bShape[4], double *out,
+void remat_rt_conv2d_f64(int32_t kind, const int64_t window[7], const double *a,
+                         const int64_t aShape[4], const double *b,
+                         const int64_t bShape[4], double *out,
                          const int64_t outShape[4]);
 
 /* The CUDA target (runtime/lib/Cuda.cpp): the driver is loaded at run time,
