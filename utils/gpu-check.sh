@@ -76,14 +76,34 @@ prepare() {
 run() {
   local dir=${1:-build/gpu-bundle}
   local result=${2:-$dir/gpu-check.json}
+  # Seconds after which items left are skipped, and each item's own limit:
+  # the whole run must fit a GPU lease.
+  local deadline=${GPU_CHECK_DEADLINE:-420} tmo=${GPU_CHECK_TIMEOUT:-60}
+  local start=$SECONDS
   local rt=$dir/runtime-build
   cmake -S runtime -B "$rt" -DCMAKE_BUILD_TYPE=Release > "$rt.log" 2>&1 ||
     { cat "$rt.log"; exit 1; }
   cmake --build "$rt" -j "$(nproc)" >> "$rt.log" 2>&1 || { cat "$rt.log"; exit 1; }
+  echo "gpu-check: runtime built in $((SECONDS - start)) s"
   local run=$rt/bin/remat-run
   local gpu
   gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1 || true)
-  local entries=() first=1
+  local entries=()
+  # The result file is rewritten after every item, so that a run cut short
+  # still leaves valid JSON with what it did.
+  flush() {
+    {
+      echo "{\"date\": \"$(date -u +%Y-%m-%dT%H:%M:%SZ)\", \"gpu\": \"$gpu\","
+      echo " \"refused\": \"$(tr -d '"\\' < "$dir/refused.txt" | tr '\n' ';')\","
+      echo " \"runs\": ["
+      local i
+      for i in "${!entries[@]}"; do
+        [[ $i == 0 ]] || echo ","
+        echo "  ${entries[$i]}"
+      done
+      echo "]}"
+    } > "$result"
+  }
   # One result: name, what it checks, remat-run's JSON (or its error).
   record() {
     local name=$1 kind=$2 out=$3 rc=$4
@@ -94,6 +114,14 @@ run() {
       body="{\"error\": \"$(tr -d '"\\' < "$out" | tr '\n' ' ' | cut -c1-400)\", \"rc\": $rc}"
     fi
     entries+=("{\"name\": \"$name\", \"kind\": \"$kind\", \"result\": $body}")
+    flush
+  }
+  # Past the deadline, each item left is recorded as skipped.
+  late() {
+    ((SECONDS - start < deadline)) && return 1
+    entries+=("{\"name\": \"$1\", \"kind\": \"skipped\", \"result\": {\"error\": \"past the $deadline s deadline\"}}")
+    flush
+    echo "$1: skipped (past the $deadline s deadline)"
   }
   field() { grep -o "\"$2\": [^,}]*" "$1" | head -1 | sed 's/.*: //'; }
   printf '%-14s %14s %14s %14s %10s %10s\n' run predicted measured pool-high step-ms device-ms
@@ -101,7 +129,8 @@ run() {
     for l in $LIMITS; do
       local name=$m-${l%\%} out=$dir/$m-${l%\%}.out rc=0
       [[ -f $dir/$name.json ]] || continue
-      timeout 120 "$run" "$dir/$name.json" --steps=5 --json > "$out" 2>&1 || rc=$?
+      late "$name" && continue
+      timeout "$tmo" "$run" "$dir/$name.json" --steps=10 --json > "$out" 2>&1 || rc=$?
       record "$name" bench "$out" "$rc"
       if [[ $rc == 0 ]]; then
         printf '%-14s %14s %14s %14s %10s %10s\n' "$name" \
@@ -114,47 +143,44 @@ run() {
     done
   done
   for m in $MODELS; do
-    local name=$m-naive out=$dir/$m-naive.out rc=0
-    timeout 120 "$run" "$dir/$name.json" --steps=5 --json > "$out" 2>&1 || rc=$?
-    record "$name" naive-kernels "$out" "$rc"
-    echo "$name (one thread per matmul output): rc $rc, step ms $(field "$out" median_step_ms), device ms $(field "$out" median_device_ms)"
-  done
-  for m in $MODELS; do
     for v in base half; do
       local name=small-$m-$v out=$dir/small-$m-$v.out rc=0
       [[ -f $dir/$name.json ]] || continue
-      timeout 120 "$run" "$dir/$name.json" --steps=3 --json \
+      late "$name" && continue
+      timeout "$tmo" "$run" "$dir/$name.json" --steps=3 --json \
         --compare-outputs="$dir/small-$m-cpu.grads" --compare-rtol=1e-3 \
         > "$out" 2>&1 || rc=$?
       record "$name" gradients-vs-cpu "$out" "$rc"
-      echo "$name: rc $rc, losses $(field "$out" losses | head -c 40)..., worst gradient error vs CPU $(field "$out" compare_worst_error)"
+      echo "$name: rc $rc, losses $(field "$out" losses | head -c 40)..., worst gradient error vs CPU $(field "$out" compare_worst_error), outputs $(field "$out" outputs_fnv1a)"
     done
   done
   local out=$dir/mlp64.out rc=0
-  timeout 120 "$run" "$dir/mlp64.json" --grad-check=32 --json > "$out" 2>&1 || rc=$?
-  record mlp64 grad-check "$out" "$rc"
-  echo "mlp64 grad-check: rc $rc $(cat "$out")"
+  if ! late mlp64; then
+    timeout "$tmo" "$run" "$dir/mlp64.json" --grad-check=32 --json > "$out" 2>&1 || rc=$?
+    record mlp64 grad-check "$out" "$rc"
+    echo "mlp64 grad-check: rc $rc $(cat "$out")"
+  fi
   # Out of device memory is a clear error: a cap at half the peak.
   out=$dir/oom.out rc=0
-  if [[ -f $dir/mlp-none.json ]]; then
+  if [[ -f $dir/mlp-none.json ]] && ! late oom; then
     local cap
     cap=$(( $(field "$dir/mlp-none.json" predicted_peak_bytes) / 2 ))
-    timeout 120 "$run" "$dir/mlp-none.json" --steps=1 --memory-cap=$cap > "$out" 2>&1 || rc=$?
+    timeout "$tmo" "$run" "$dir/mlp-none.json" --steps=1 --memory-cap=$cap > "$out" 2>&1 || rc=$?
     entries+=("{\"name\": \"oom\", \"kind\": \"out-of-memory\", \"rc\": $rc, \"message\": \"$(tr -d '"\\' < "$out" | tail -1 | cut -c1-300)\"}")
+    flush
     echo "out of memory at cap $cap: rc $rc: $(tail -1 "$out")"
   fi
-  {
-    echo "{\"date\": \"$(date -u +%Y-%m-%dT%H:%M:%SZ)\", \"gpu\": \"$gpu\","
-    echo " \"refused\": \"$(tr -d '"\\' < "$dir/refused.txt" | tr '\n' ';')\","
-    echo " \"runs\": ["
-    local i
-    for i in "${!entries[@]}"; do
-      [[ $i == 0 ]] || echo ","
-      echo "  ${entries[$i]}"
-    done
-    echo "]}"
-  } > "$result"
-  echo "gpu-check: results in $result"
+  # Last, the slowest item: matmuls as one thread per output element, to
+  # time the tiled kernels against.
+  for m in $MODELS; do
+    local name=$m-naive out=$dir/$m-naive.out rc=0
+    late "$name" && continue
+    timeout "$tmo" "$run" "$dir/$name.json" --steps=10 --json > "$out" 2>&1 || rc=$?
+    record "$name" naive-kernels "$out" "$rc"
+    echo "$name (one thread per matmul output): rc $rc, step ms $(field "$out" median_step_ms), device ms $(field "$out" median_device_ms)"
+  done
+  flush
+  echo "gpu-check: results in $result after $((SECONDS - start)) s"
 }
 
 case ${1:-} in
