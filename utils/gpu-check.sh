@@ -10,10 +10,14 @@
 #     and 25% of its peak (a limit the solver cannot reach is recorded as
 #     refused, with the compiler's message);
 #   - every example model without a limit with matmuls as one thread per
-#     output element (--gpu-tile-contractions=false), to time the tiled
-#     kernels against;
+#     output element (--gpu-tile-contractions=false), and with reductions as
+#     one thread per output (--gpu-block-reductions=false), to time the
+#     tiled and block kernels against;
 #   - CI-size models with --return-gradients, for CUDA without a limit and at
-#     50%, with the CPU build's gradients after 3 steps as the reference;
+#     50%, with the CPU build's gradients after the first step as the
+#     reference (later steps drift apart in float32: the two sum in other
+#     orders), and in float64, against the CPU's float64 gradients after 3
+#     steps;
 #   - a float64 MLP for a finite-difference gradient check on the GPU.
 # run needs only CMake, a C++ compiler and the NVIDIA driver: it builds the
 # runtime and remat-run with CMake alone (no CUDA toolkit, no MLIR), runs
@@ -50,19 +54,29 @@ prepare() {
     done
     "$bin/remat-compile" "examples/$m.mlir" --target=cuda \
       --gpu-tile-contractions=false -o "$dir/$m-naive.so"
+    "$bin/remat-compile" "examples/$m.mlir" --target=cuda \
+      --gpu-block-reductions=false -o "$dir/$m-rowthread.so"
   done
   for m in $MODELS; do
     local size=SMALL_${m^^}
     $py "examples/gen-$m.py" ${!size} -o "$dir/small-$m.mlir"
     "$bin/remat-compile" -O1 "$dir/small-$m.mlir" --return-gradients \
       -o "$dir/small-$m-cpu.so"
-    "$bin/remat-run" "$dir/small-$m-cpu.json" --steps=3 --json \
+    "$bin/remat-run" "$dir/small-$m-cpu.json" --steps=1 --json \
       --save-outputs="$dir/small-$m-cpu.grads" > "$dir/small-$m-cpu.out"
     "$bin/remat-compile" "$dir/small-$m.mlir" --target=cuda \
       --return-gradients -o "$dir/small-$m-base.so"
     "$bin/remat-compile" "$dir/small-$m.mlir" --target=cuda \
       --return-gradients --memory-limit=50% -o "$dir/small-$m-half.so" 2>/dev/null
-    rm -f "$dir/small-$m-cpu.so" "$dir/small-$m.mlir"
+    $py "examples/gen-$m.py" ${!size} --dtype f64 -o "$dir/small-$m-f64.mlir"
+    "$bin/remat-compile" -O1 "$dir/small-$m-f64.mlir" --return-gradients \
+      -o "$dir/small-$m-f64-cpu.so"
+    "$bin/remat-run" "$dir/small-$m-f64-cpu.json" --steps=3 \
+      --save-outputs="$dir/small-$m-f64-cpu.grads" > /dev/null
+    "$bin/remat-compile" "$dir/small-$m-f64.mlir" --target=cuda \
+      --return-gradients -o "$dir/small-$m-f64.so"
+    rm -f "$dir"/small-$m-cpu.so "$dir"/small-$m-f64-cpu.{so,json} \
+      "$dir"/small-$m*.mlir
   done
   $py examples/gen-mlp.py --layers 6 --width 32 --batch 256 --dtype f64 \
     -o "$dir/mlp64.mlir"
@@ -142,17 +156,32 @@ run() {
       fi
     done
   done
+  # Gradients: the first step's against the CPU build's (float32), 3 steps
+  # of the build at 50% against the build without a limit (bitwise: the
+  # same hashes), and 3 float64 steps against the CPU's float64 gradients.
   for m in $MODELS; do
     for v in base half; do
       local name=small-$m-$v out=$dir/small-$m-$v.out rc=0
       [[ -f $dir/$name.json ]] || continue
       late "$name" && continue
-      timeout "$tmo" "$run" "$dir/$name.json" --steps=3 --json \
+      timeout "$tmo" "$run" "$dir/$name.json" --steps=1 --json \
         --compare-outputs="$dir/small-$m-cpu.grads" --compare-rtol=1e-3 \
         > "$out" 2>&1 || rc=$?
       record "$name" gradients-vs-cpu "$out" "$rc"
-      echo "$name: rc $rc, losses $(field "$out" losses | head -c 40)..., worst gradient error vs CPU $(field "$out" compare_worst_error), outputs $(field "$out" outputs_fnv1a)"
+      echo "$name: rc $rc, loss $(field "$out" losses | head -c 40), first-step gradients vs CPU: worst error $(field "$out" compare_worst_error)"
+      out=$dir/small-$m-$v-3.out rc=0
+      timeout "$tmo" "$run" "$dir/$name.json" --steps=3 --json > "$out" 2>&1 || rc=$?
+      record "$name-3steps" remat-identical "$out" "$rc"
+      echo "$name, 3 steps: rc $rc, losses $(field "$out" losses | head -c 60)..., outputs fnv1a $(field "$out" outputs_fnv1a)"
     done
+    local name=small-$m-f64 out=$dir/small-$m-f64.out rc=0
+    [[ -f $dir/$name.json ]] || continue
+    late "$name" && continue
+    timeout "$tmo" "$run" "$dir/$name.json" --steps=3 --json \
+      --compare-outputs="$dir/small-$m-f64-cpu.grads" --compare-rtol=1e-9 \
+      > "$out" 2>&1 || rc=$?
+    record "$name" f64-gradients-vs-cpu "$out" "$rc"
+    echo "$name: rc $rc, float64 gradients after 3 steps vs CPU: worst error $(field "$out" compare_worst_error)"
   done
   local out=$dir/mlp64.out rc=0
   if ! late mlp64; then
@@ -170,15 +199,27 @@ run() {
     flush
     echo "out of memory at cap $cap: rc $rc: $(tail -1 "$out")"
   fi
-  # Last, the slowest item: matmuls as one thread per output element, to
-  # time the tiled kernels against.
+  # Last, the slowest items: matmuls as one thread per output element, and
+  # reductions as one thread per output, to time the tiled and block
+  # kernels against.
   for m in $MODELS; do
-    local name=$m-naive out=$dir/$m-naive.out rc=0
-    late "$name" && continue
-    timeout "$tmo" "$run" "$dir/$name.json" --steps=10 --json > "$out" 2>&1 || rc=$?
-    record "$name" naive-kernels "$out" "$rc"
-    echo "$name (one thread per matmul output): rc $rc, step ms $(field "$out" median_step_ms), device ms $(field "$out" median_device_ms)"
+    for v in naive rowthread; do
+      local name=$m-$v out=$dir/$m-$v.out rc=0
+      late "$name" && continue
+      timeout "$tmo" "$run" "$dir/$name.json" --steps=10 --json > "$out" 2>&1 || rc=$?
+      record "$name" $v-kernels "$out" "$rc"
+      echo "$name: rc $rc, step ms $(field "$out" median_step_ms), device ms $(field "$out" median_device_ms)"
+    done
   done
+  # Where the time goes: the slowest kernels of each example's step.
+  if [[ -z ${GPU_CHECK_NO_PROFILE:-} ]]; then
+    for m in $MODELS; do
+      late "$m-profile" && continue
+      echo "== $m-none kernel profile"
+      timeout "$tmo" "$run" "$dir/$m-none.json" --steps=3 \
+        --profile-kernels=12 2>&1 | grep -A14 "^kernel profile" || true
+    done
+  fi
   flush
   echo "gpu-check: results in $result after $((SECONDS - start)) s"
 }

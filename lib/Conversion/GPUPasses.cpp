@@ -18,6 +18,7 @@
 #include "remat/Conversion/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/IR/IRMapping.h"
@@ -222,9 +223,9 @@ struct MapToGPUPass
   /// the values this thread already stored to elements it owns (earlier ops
   /// of a fused group): reading them again needs no load, and storing over
   /// them makes the earlier store dead; it is updated with what `op`
-  /// stores.
+  /// stores. `markReductions` marks the reduction loops for mapRowBlocks.
   void emitThread(OpBuilder &kb, linalg::LinalgOp op, ValueRange pivs,
-                  DenseMap<Value, Owned> &owned) {
+                  DenseMap<Value, Owned> &owned, bool markReductions = false) {
     Location loc = op.getLoc();
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
     SmallVector<unsigned> parallel, reduction;
@@ -312,6 +313,9 @@ struct MapToGPUPass
             return scf::ValueVector(body(ib, iter));
           });
       results.assign(nest.results.begin(), nest.results.end());
+      if (markReductions)
+        for (scf::ForOp loop : nest.loops)
+          loop->setAttr(kReductionLoopAttr, kb.getUnitAttr());
     }
     for (auto [init, v] : llvm::zip(op.getDpsInitsMutable(), results)) {
       AffineMap map = op.getMatchingIndexingMap(&init);
@@ -751,6 +755,8 @@ struct MapToGPUPass
       if (threadDims(op, parallel)) {
         for (Operation *h : group.hoist)
           h->moveBefore(op);
+        if (blockReductions && rowNestForGroup(group.ops))
+          continue;
         mapGroup(group.ops);
         continue;
       }
@@ -798,6 +804,8 @@ struct MapToGPUPass
     std::optional<SmallVector<Dim>> dims = staticDims(lbs, ubs, steps);
     if (!dims)
       return false;
+    if (mapRowBlocks(nest, *dims))
+      return true;
     OpBuilder b(outer);
     buildKernel(b, outer.getLoc(), *dims, blockSize,
                 [&](OpBuilder &kb, ValueRange ivs) {
@@ -874,6 +882,382 @@ struct MapToGPUPass
                     kb.clone(op, map);
                 });
     root->erase();
+    return true;
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Block reductions: a block of threads per output.
+  //===--------------------------------------------------------------------===//
+
+  /// Threads one thread per output would keep busy enough: 2^17 is about
+  /// what an H100/H200 holds resident (132 SMs x 1024).
+  static constexpr int64_t kBusyThreads = int64_t(1) << 17;
+  /// Threads per block for an output: at least a warp, at most 256, and
+  /// each with at least 4 iterations of the longest inner loop (else the
+  /// tree's barriers cost more than the loop).
+  static constexpr int64_t kMinLanes = 32, kMaxLanes = 256, kMinPerLane = 4;
+
+  /// Threads per output for `outputs` outputs whose inner loops run at most
+  /// `trip` iterations each: a power of two in [32, 256], or 0 where one
+  /// thread per output is better.
+  int64_t lanesFor(int64_t outputs, int64_t trip) const {
+    if (!blockReductions || outputs >= kBusyThreads)
+      return 0;
+    int64_t lanes = llvm::PowerOf2Ceil(llvm::divideCeil(kBusyThreads, outputs));
+    int64_t perLane = static_cast<int64_t>(
+        llvm::bit_floor(static_cast<uint64_t>(trip / kMinPerLane)));
+    lanes = std::min(std::min(lanes, kMaxLanes), perLane);
+    return lanes < kMinLanes ? 0 : lanes;
+  }
+
+  /// The associative update `acc' = comb(acc, x)` of an accumulator (region
+  /// argument `acc`, its next value `next`): the op, if `next` is one whose
+  /// identity is known and `acc` has no other use.
+  static Operation *combiner(Value acc, Value next) {
+    Operation *op = next.getDefiningOp();
+    if (!op || !isa<FloatType>(acc.getType()) ||
+        !isa<arith::AddFOp, arith::MulFOp, arith::MaximumFOp,
+             arith::MinimumFOp, arith::MaxNumFOp, arith::MinNumFOp>(op))
+      return nullptr;
+    if (!acc.hasOneUse() || op->getOperand(0) == op->getOperand(1) ||
+        !llvm::is_contained(op->getOperands(), acc))
+      return nullptr;
+    return op;
+  }
+
+  /// The identity of `comb`'s kind: comb(identity, x) == x.
+  static Value identityOf(OpBuilder &b, Location loc, Operation *comb) {
+    auto type = cast<FloatType>(comb->getResult(0).getType());
+    const llvm::fltSemantics &sem = type.getFloatSemantics();
+    APFloat v = isa<arith::AddFOp>(comb) ? APFloat::getZero(sem, true)
+                : isa<arith::MulFOp>(comb) ? APFloat::getOne(sem)
+                : isa<arith::MaximumFOp>(comb) ? APFloat::getInf(sem, true)
+                : isa<arith::MinimumFOp>(comb) ? APFloat::getInf(sem, false)
+                                               : APFloat::getNaN(sem);
+    return arith::ConstantOp::create(b, loc, FloatAttr::get(type, v));
+  }
+
+  /// `comb`'s kind applied to `x` and `y`.
+  static Value combine(OpBuilder &b, Location loc, Operation *comb, Value x,
+                       Value y) {
+    return b
+        .create(loc, comb->getName().getIdentifier(), ValueRange{x, y},
+                comb->getResultTypes(), comb->getAttrs())
+        ->getResult(0);
+  }
+
+  /// A perfect nest the train lowering marked (parallel or reduction)
+  /// inside a row body: its loops, outermost first, their static ranges,
+  /// and for a reduction each accumulator's update.
+  struct InnerNest {
+    SmallVector<scf::ForOp> loops;
+    SmallVector<Dim> dims;
+    int64_t trip = 1;
+    bool reduction = false;
+    SmallVector<Operation *> combs;
+  };
+
+  static std::optional<InnerNest> innerNest(scf::ForOp outer) {
+    InnerNest n;
+    n.reduction = outer->hasAttr(kReductionLoopAttr);
+    StringRef mark = n.reduction ? kReductionLoopAttr : kParallelLoopAttr;
+    if (!outer->hasAttr(mark) || (!n.reduction && outer.getNumResults()))
+      return std::nullopt;
+    for (scf::ForOp loop = outer; loop;) {
+      n.loops.push_back(loop);
+      std::optional<Dim> d = staticDim(loop.getLowerBound(),
+                                       loop.getUpperBound(), loop.getStep());
+      if (!d)
+        return std::nullopt;
+      n.dims.push_back(*d);
+      n.trip *= d->extent;
+      // The next level: the body's one op besides constants, a loop of the
+      // same mark that threads the accumulators through.
+      scf::ForOp next;
+      for (Operation &op : loop.getBody()->without_terminator()) {
+        auto f = dyn_cast<scf::ForOp>(op);
+        if (f && !next && f->hasAttr(mark)) {
+          next = f;
+        } else if (!isa<arith::ConstantOp>(op)) {
+          next = {};
+          break;
+        }
+      }
+      if (next && (!llvm::equal(next.getInitArgs(), loop.getRegionIterArgs()) ||
+                   !llvm::equal(loop.getBody()->getTerminator()->getOperands(),
+                                next.getResults())))
+        return std::nullopt;
+      loop = next;
+    }
+    scf::ForOp inner = n.loops.back();
+    if (!n.reduction)
+      return n;
+    // A reduction's body only reads memory and computes.
+    WalkResult writes = inner.getBody()->walk([](Operation *op) {
+      auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+      if ((effects && effects.hasEffect<MemoryEffects::Write>()) ||
+          (!effects && !op->hasTrait<OpTrait::HasRecursiveMemoryEffects>() &&
+           !isa<cf::AssertOp>(op)))
+        return WalkResult::interrupt();
+      return WalkResult::advance();
+    });
+    if (writes.wasInterrupted())
+      return std::nullopt;
+    Operation *yield = inner.getBody()->getTerminator();
+    for (auto [acc, next] :
+         llvm::zip(inner.getRegionIterArgs(), yield->getOperands())) {
+      Operation *comb = combiner(acc, next);
+      if (!comb)
+        return std::nullopt;
+      n.combs.push_back(comb);
+    }
+    return n;
+  }
+
+  /// The indices of `dims` (innermost fastest) at linear position `linear`.
+  static SmallVector<Value> delinearize(OpBuilder &b, Location loc,
+                                        Value linear, ArrayRef<Dim> dims) {
+    SmallVector<Value> ivs(dims.size());
+    Value rest = linear;
+    for (int d = static_cast<int>(dims.size()) - 1; d >= 0; --d) {
+      Value extent = indexConst(b, loc, dims[d].extent);
+      Value pos = d == 0 ? rest : arith::RemUIOp::create(b, loc, rest, extent);
+      if (d > 0)
+        rest = arith::DivUIOp::create(b, loc, rest, extent);
+      ivs[d] = arith::AddIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, pos, indexConst(b, loc, dims[d].step)),
+          indexConst(b, loc, dims[d].lower));
+    }
+    return ivs;
+  }
+
+  /// The block-wide combination, per accumulator, of every thread's
+  /// `partials`, through `scratch` (lanes values per accumulator) in a
+  /// fixed tree; the totals, in every thread. Barriers at the kernel's top
+  /// level only; the last one frees the scratch for the next reduction.
+  static SmallVector<Value> combineLanes(OpBuilder &kb, Location loc,
+                                         Value tid, int64_t lanes,
+                                         Value scratch,
+                                         ArrayRef<Operation *> combs,
+                                         ValueRange partials) {
+    auto slot = [&](OpBuilder &b, size_t k, Value lane) -> Value {
+      return arith::AddIOp::create(b, loc, lane,
+                                   indexConst(b, loc, k * lanes));
+    };
+    for (auto [k, p] : llvm::enumerate(partials))
+      memref::StoreOp::create(kb, loc, p, scratch, slot(kb, k, tid));
+    gpu::BarrierOp::create(kb, loc);
+    for (int64_t half = lanes / 2; half >= 1; half /= 2) {
+      Value active = arith::CmpIOp::create(kb, loc, arith::CmpIPredicate::ult,
+                                           tid, indexConst(kb, loc, half));
+      auto ifOp = scf::IfOp::create(kb, loc, active, /*withElseRegion=*/false);
+      OpBuilder tb = ifOp.getThenBodyBuilder();
+      Value other = arith::AddIOp::create(tb, loc, tid, indexConst(tb, loc, half));
+      for (auto [k, comb] : llvm::enumerate(combs)) {
+        Value x = memref::LoadOp::create(tb, loc, scratch, slot(tb, k, tid));
+        Value y = memref::LoadOp::create(tb, loc, scratch, slot(tb, k, other));
+        memref::StoreOp::create(tb, loc, combine(tb, loc, comb, x, y), scratch,
+                                slot(tb, k, tid));
+      }
+      gpu::BarrierOp::create(kb, loc);
+    }
+    SmallVector<Value> totals;
+    for (size_t k = 0; k < combs.size(); ++k)
+      totals.push_back(memref::LoadOp::create(
+          kb, loc, scratch, slot(kb, k, indexConst(kb, loc, 0))));
+    gpu::BarrierOp::create(kb, loc);
+    return totals;
+  }
+
+  /// The row nest `nest` (marked parallel, over `dims`) as a block of
+  /// threads per row when its body's inner nests are marked and long
+  /// enough (see lanesFor); false, changing nothing, otherwise.
+  bool mapRowBlocks(ArrayRef<scf::ForOp> nest, ArrayRef<Dim> dims) {
+    Block *body = scf::ForOp(nest.back()).getBody();
+    DenseMap<Operation *, InnerNest> inner;
+    int64_t rows = 1, trip = 0;
+    size_t accs = 0;
+    Type accType;
+    for (const Dim &d : dims)
+      rows *= d.extent;
+    for (Operation &op : body->without_terminator()) {
+      if (auto f = dyn_cast<scf::ForOp>(op)) {
+        std::optional<InnerNest> n = innerNest(f);
+        if (!n)
+          return false;
+        trip = std::max(trip, n->trip);
+        for (Operation *comb : n->combs) {
+          Type t = comb->getResult(0).getType();
+          if (accType && t != accType)
+            return false;
+          accType = t;
+        }
+        accs = std::max(accs, n->combs.size());
+        inner[f] = std::move(*n);
+      } else if (op.getNumRegions()) {
+        return false;
+      }
+    }
+    int64_t lanes = lanesFor(rows, trip);
+    if (inner.empty() || !lanes)
+      return false;
+
+    scf::ForOp outer = nest.front();
+    Location loc = outer.getLoc();
+    OpBuilder b(outer);
+    Value one = indexConst(b, loc, 1);
+    SmallVector<Type> workgroup;
+    if (accs)
+      workgroup.push_back(MemRefType::get(
+          {static_cast<int64_t>(accs) * lanes}, accType,
+          MemRefLayoutAttrInterface(),
+          gpu::AddressSpaceAttr::get(b.getContext(),
+                                     gpu::AddressSpace::Workgroup)));
+    auto launch = gpu::LaunchOp::create(
+        b, loc, indexConst(b, loc, rows), one, one, indexConst(b, loc, lanes),
+        one, one, /*dynamicSharedMemorySize=*/Value(),
+        /*asyncTokenType=*/Type(), /*asyncDependencies=*/{}, workgroup);
+    Block &entry = launch.getBody().front();
+    OpBuilder kb = OpBuilder::atBlockEnd(&entry);
+    gpu::TerminatorOp::create(kb, loc);
+    kb.setInsertionPoint(entry.getTerminator());
+    Value tid = launch.getThreadIds().x;
+    Value scratch;
+    if (accs)
+      scratch = launch.getWorkgroupAttributions()[0];
+    Value isFirst = arith::CmpIOp::create(kb, loc, arith::CmpIPredicate::eq,
+                                          tid, indexConst(kb, loc, 0));
+
+    IRMapping map;
+    SmallVector<Value> rowIvs =
+        delinearize(kb, loc, launch.getBlockIds().x, dims);
+    for (auto [k, loop] : llvm::enumerate(nest))
+      map.map(scf::ForOp(loop).getInductionVar(), rowIvs[k]);
+    for (scf::ForOp loop : nest.drop_back())
+      for (Operation &op : loop.getBody()->without_terminator())
+        if (isa<arith::ConstantOp>(op))
+          kb.clone(op, map);
+
+    // The iterations of `n` this thread takes: tid, tid + lanes, ...; in
+    // each, the nest's indices mapped and its levels' constants cloned.
+    auto strided = [&](const InnerNest &n, ValueRange inits,
+                       function_ref<SmallVector<Value>(OpBuilder &,
+                                                       ValueRange)>
+                           step) {
+      return scf::ForOp::create(
+          kb, loc, tid, indexConst(kb, loc, n.trip),
+          indexConst(kb, loc, lanes), inits,
+          [&](OpBuilder &ib, Location, Value i, ValueRange iter) {
+            SmallVector<Value> ivs = delinearize(ib, loc, i, n.dims);
+            for (auto [k, loop] : llvm::enumerate(n.loops))
+              map.map(scf::ForOp(loop).getInductionVar(), ivs[k]);
+            for (scf::ForOp loop : ArrayRef(n.loops).drop_back())
+              for (Operation &op : loop.getBody()->without_terminator())
+                if (isa<arith::ConstantOp>(op))
+                  ib.clone(op, map);
+            scf::YieldOp::create(ib, loc, step(ib, iter));
+          });
+    };
+    for (Operation &op : body->without_terminator()) {
+      auto it = inner.find(&op);
+      if (it == inner.end()) {
+        if (!isa<memref::StoreOp>(op)) {
+          kb.clone(op, map);
+          continue;
+        }
+        // A row-level store: the block's first thread makes it, and the
+        // others wait before reading anything.
+        auto ifOp = scf::IfOp::create(kb, loc, isFirst, false);
+        OpBuilder tb = ifOp.getThenBodyBuilder();
+        tb.clone(op, map);
+        gpu::BarrierOp::create(kb, loc);
+        continue;
+      }
+      const InnerNest &n = it->second;
+      scf::ForOp innermost = n.loops.back();
+      Block *nbody = innermost.getBody();
+      if (!n.reduction) {
+        strided(n, {}, [&](OpBuilder &ib, ValueRange) {
+          for (Operation &o : nbody->without_terminator())
+            ib.clone(o, map);
+          return SmallVector<Value>();
+        });
+        gpu::BarrierOp::create(kb, loc);
+        continue;
+      }
+      SmallVector<Value> identities;
+      for (Operation *comb : n.combs)
+        identities.push_back(identityOf(kb, loc, comb));
+      scf::ForOp partial =
+          strided(n, identities, [&](OpBuilder &ib, ValueRange iter) {
+            map.map(innermost.getRegionIterArgs(), iter);
+            for (Operation &o : nbody->without_terminator())
+              ib.clone(o, map);
+            SmallVector<Value> next;
+            for (Value v : nbody->getTerminator()->getOperands())
+              next.push_back(map.lookupOrDefault(v));
+            return next;
+          });
+      SmallVector<Value> totals = combineLanes(
+          kb, loc, tid, lanes, scratch, n.combs, partial.getResults());
+      scf::ForOp top = n.loops.front();
+      for (auto [k, comb] : llvm::enumerate(n.combs))
+        map.map(top.getResult(k),
+                combine(kb, loc, comb, map.lookupOrDefault(top.getInitArgs()[k]),
+                        totals[k]));
+    }
+    outer.erase();
+    return true;
+  }
+
+  /// A group with a reduction that lanesFor gives a block per output, as
+  /// an scf nest marked parallel over the outputs (one iteration when there
+  /// are none) around what one thread does for each member, its reduction
+  /// loops marked: mapBody's mapRowBlocks makes the kernel. False, changing
+  /// nothing, for other groups.
+  bool rowNestForGroup(ArrayRef<linalg::LinalgOp> group) {
+    // Contractions keep their tiles, or with tile-contractions=false one
+    // thread per output: the bits the tiles are checked against.
+    if (llvm::any_of(group, [](linalg::LinalgOp op) { return tileable(op); }))
+      return false;
+    SmallVector<int64_t> extents = threadExtents(group.front());
+    int64_t outputs = 1, trip = 0;
+    for (int64_t e : extents)
+      outputs *= e;
+    for (linalg::LinalgOp member : group) {
+      SmallVector<unsigned> parallel;
+      threadDims(member, parallel);
+      SmallVector<int64_t> ranges = member.getStaticLoopRanges();
+      int64_t folded = 1;
+      for (unsigned d = 0; d < ranges.size(); ++d)
+        if (!llvm::is_contained(parallel, d))
+          folded *= ranges[d];
+      if (parallel.size() < ranges.size())
+        trip = std::max(trip, folded);
+    }
+    if (!lanesFor(outputs, trip))
+      return false;
+    linalg::LinalgOp first = group.front();
+    Location loc = first.getLoc();
+    OpBuilder b(first);
+    SmallVector<Value> lbs, ubs, steps;
+    for (int64_t e : extents.empty() ? SmallVector<int64_t>{1} : extents) {
+      lbs.push_back(indexConst(b, loc, 0));
+      ubs.push_back(indexConst(b, loc, e));
+      steps.push_back(indexConst(b, loc, 1));
+    }
+    scf::LoopNest nest = scf::buildLoopNest(
+        b, loc, lbs, ubs, steps,
+        [&](OpBuilder &nb, Location, ValueRange ivs) {
+          DenseMap<Value, Owned> owned;
+          for (linalg::LinalgOp op : group)
+            emitThread(nb, op, extents.empty() ? ValueRange() : ivs, owned,
+                       /*markReductions=*/true);
+        });
+    for (scf::ForOp loop : nest.loops)
+      loop->setAttr(kParallelLoopAttr, b.getUnitAttr());
+    for (linalg::LinalgOp op : group)
+      op->erase();
     return true;
   }
 

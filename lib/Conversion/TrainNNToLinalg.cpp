@@ -123,7 +123,7 @@ private:
                      });
     return parallelLoop(b, resultType().getShape(), empty(resultType()),
                         [&](OpBuilder &nb, ValueRange outer, Value t) {
-                          Value acc = loop1(
+                          Value acc = reduceLoop(
                               nb, reduction, fconst(nb, init),
                               [&](OpBuilder &ib, ValueRange inner, Value a) {
                                 SmallVector<Value> ivs(outer);
@@ -135,13 +135,15 @@ private:
   }
 
   // scf helpers: loops with iteration arguments (tensors or scalars).
-  // `parallel` marks a nest whose iterations write disjoint parts of the
-  // result, so that the GPU lowering may run them as threads.
+  // A Parallel nest's iterations write disjoint parts of the result, and a
+  // Reduction nest only folds values into scalar accumulators: the GPU
+  // lowering may run the iterations of either as threads.
+  enum class Nest { Serial, Parallel, Reduction };
   SmallVector<Value>
   loops(OpBuilder &nb, ArrayRef<int64_t> bounds, ValueRange inits,
         function_ref<SmallVector<Value>(OpBuilder &, ValueRange, ValueRange)>
             body,
-        bool parallel = false) {
+        Nest kind = Nest::Serial) {
     SmallVector<Value> lbs, ubs, steps;
     for (int64_t bound : bounds) {
       lbs.push_back(iconst(nb, 0));
@@ -155,25 +157,32 @@ private:
         [&](OpBuilder &ib, Location, ValueRange ivs, ValueRange args) {
           return scf::ValueVector(body(ib, ivs, args));
         });
-    if (parallel)
+    if (kind != Nest::Serial)
       for (scf::ForOp loop : nest.loops)
-        loop->setAttr(kParallelLoopAttr, nb.getUnitAttr());
+        loop->setAttr(kind == Nest::Parallel ? kParallelLoopAttr
+                                             : kReductionLoopAttr,
+                      nb.getUnitAttr());
     return SmallVector<Value>(nest.results);
   }
   Value loop1(OpBuilder &nb, ArrayRef<int64_t> bounds, Value init,
               function_ref<Value(OpBuilder &, ValueRange, Value)> body,
-              bool parallel = false) {
+              Nest kind = Nest::Serial) {
     return loops(
         nb, bounds, init,
         [&](OpBuilder &ib, ValueRange ivs, ValueRange args) {
           return SmallVector<Value>{body(ib, ivs, args[0])};
         },
-        parallel)[0];
+        kind)[0];
   }
-  /// Marks the outer loops of the result-producing nest as parallel.
+  /// Marks the nest as writing disjoint elements of its result.
   Value parallelLoop(OpBuilder &nb, ArrayRef<int64_t> bounds, Value init,
                      function_ref<Value(OpBuilder &, ValueRange, Value)> body) {
-    return loop1(nb, bounds, init, body, /*parallel=*/true);
+    return loop1(nb, bounds, init, body, Nest::Parallel);
+  }
+  /// A scalar fold over `bounds`, marked as a reduction.
+  Value reduceLoop(OpBuilder &nb, ArrayRef<int64_t> bounds, Value init,
+                   function_ref<Value(OpBuilder &, ValueRange, Value)> body) {
+    return loop1(nb, bounds, init, body, Nest::Reduction);
   }
   Value extract(OpBuilder &nb, Value t, ValueRange idx) {
     return tensor::ExtractOp::create(nb, loc, t, idx);
@@ -426,10 +435,10 @@ Value NNLowering::lowerRowwise() {
         };
         auto rowSum = [&](double init,
                           function_ref<Value(OpBuilder &, Value, Value)> f) {
-          return loop1(nb, {width}, fconst(nb, init),
-                       [&](OpBuilder &ib, ValueRange j, Value acc) {
-                         return f(ib, acc, j[0]);
-                       });
+          return reduceLoop(nb, {width}, fconst(nb, init),
+                            [&](OpBuilder &ib, ValueRange j, Value acc) {
+                              return f(ib, acc, j[0]);
+                            });
         };
         Value mx, sum;
         if (isa<SoftmaxOp, LogSoftmaxOp>(op)) {
@@ -455,7 +464,7 @@ Value NNLowering::lowerRowwise() {
         Value logSum = isa<LogSoftmaxOp>(op)
                            ? math::LogOp::create(nb, loc, sum).getResult()
                            : Value();
-        return loop1(
+        return parallelLoop(
             nb, {width}, out, [&](OpBuilder &ib, ValueRange j, Value t) {
               Value v = extract(ib, x, at(j));
               Value r;
@@ -523,7 +532,7 @@ Value NNLowering::lowerNorm() {
   auto rowStats = [&](OpBuilder &nb, ValueRange kept) {
     auto reduce = [&](Value init,
                       function_ref<Value(OpBuilder &, ValueRange, Value)> f) {
-      return loop1(nb, statBounds, init, f);
+      return reduceLoop(nb, statBounds, init, f);
     };
     Value inv = fconst(nb, 1.0 / count);
     Value mean = MulFOp::create(
@@ -575,7 +584,7 @@ Value NNLowering::lowerNorm() {
         });
     return parallelLoop(
         b, statBounds, out, [&](OpBuilder &nb, ValueRange stat, Value t) {
-          Value sum = loop1(
+          Value sum = reduceLoop(
               nb, keptBounds, fconst(nb, 0.0),
               [&](OpBuilder &ib, ValueRange kept, Value acc) -> Value {
                 SmallVector<Value> idx = indexOf(kept, stat);
@@ -601,7 +610,9 @@ Value NNLowering::lowerNorm() {
         auto reduce = [&](ValueRange inits,
                           function_ref<SmallVector<Value>(
                               OpBuilder &, ValueRange, ValueRange)>
-                              f) { return loops(nb, statBounds, inits, f); };
+                              f) {
+          return loops(nb, statBounds, inits, f, Nest::Reduction);
+        };
         Value inv = fconst(nb, 1.0 / count);
         auto [mean, rstd] = rowStats(nb, kept);
         auto xhat = [&](OpBuilder &ib, ValueRange s) -> Value {
@@ -612,7 +623,7 @@ Value NNLowering::lowerNorm() {
           return extract(ib, t, {at(s)[paramDim]});
         };
         if (forward)
-          return loop1(
+          return parallelLoop(
               nb, statBounds, out, [&](OpBuilder &ib, ValueRange s, Value t) {
                 Value y = AddFOp::create(
                     ib, loc,
@@ -620,16 +631,21 @@ Value NNLowering::lowerNorm() {
                     param(ib, bias, s));
                 return insert(ib, y, t, at(s));
               });
-        if (gradWeight)
-          return loop1(
-              nb, statBounds, out, [&](OpBuilder &ib, ValueRange s, Value t) {
-                Value p = at(s)[paramDim];
+        if (gradWeight) {
+          // Batch norm's: the channel's sum in a register, added to the
+          // zero-filled result once (the same sums, in the same order, as
+          // accumulating in the result).
+          Value p = kept[0];
+          Value sum = reduceLoop(
+              nb, statBounds, fconst(nb, 0.0),
+              [&](OpBuilder &ib, ValueRange s, Value acc) -> Value {
                 Value g = MulFOp::create(ib, loc, extract(ib, dy, at(s)),
                                          xhat(ib, s));
-                return insert(ib,
-                              AddFOp::create(ib, loc, extract(ib, t, {p}), g),
-                              t, {p});
+                return AddFOp::create(ib, loc, acc, g);
               });
+          return insert(nb, AddFOp::create(nb, loc, extract(nb, out, {p}), sum),
+                        out, {p});
+        }
         // dx = rstd * (g - mean(g) - xhat * mean(g * xhat)), g = dy * weight.
         auto sums = reduce(
             {fconst(nb, 0.0), fconst(nb, 0.0)},
@@ -642,7 +658,7 @@ Value NNLowering::lowerNorm() {
             });
         Value meanG = MulFOp::create(nb, loc, sums[0], inv);
         Value meanGX = MulFOp::create(nb, loc, sums[1], inv);
-        return loop1(
+        return parallelLoop(
             nb, statBounds, out, [&](OpBuilder &ib, ValueRange s, Value t) {
               Value g = MulFOp::create(ib, loc, extract(ib, dy, at(s)),
                                        param(ib, weight, s));
@@ -652,7 +668,7 @@ Value NNLowering::lowerNorm() {
               return insert(ib, MulFOp::create(ib, loc, r, rstd), t, at(s));
             });
       },
-      /*parallel=*/!gradWeight || batch);
+      Nest::Parallel);
 }
 
 Value NNLowering::lowerCrossEntropy() {
@@ -664,12 +680,13 @@ Value NNLowering::lowerCrossEntropy() {
   // Row statistics: the maximum and the sum of exponentials.
   auto stats = [&](OpBuilder &nb, Value i) {
     auto at = [&](Value j) { return SmallVector<Value>{i, j}; };
-    Value mx = loop1(nb, {classes}, fconst(nb, negInf),
-                     [&](OpBuilder &ib, ValueRange j, Value acc) -> Value {
-                       return MaximumFOp::create(ib, loc, acc,
-                                                 extract(ib, logits, at(j[0])));
-                     });
-    Value sum = loop1(
+    Value mx =
+        reduceLoop(nb, {classes}, fconst(nb, negInf),
+                   [&](OpBuilder &ib, ValueRange j, Value acc) -> Value {
+                     return MaximumFOp::create(ib, loc, acc,
+                                               extract(ib, logits, at(j[0])));
+                   });
+    Value sum = reduceLoop(
         nb, {classes}, fconst(nb, 0.0),
         [&](OpBuilder &ib, ValueRange j, Value acc) -> Value {
           Value d = SubFOp::create(ib, loc, extract(ib, logits, at(j[0])), mx);
@@ -714,7 +731,7 @@ Value NNLowering::lowerCrossEntropy() {
         // Read the loss gradient inside the row loop (a kernel on a GPU).
         Value scale = MulFOp::create(
             nb, loc, invRows, extract(nb, op->getOperand(2), ValueRange{}));
-        return loop1(
+        return parallelLoop(
             nb, {classes}, out, [&](OpBuilder &ib, ValueRange j, Value t) {
               Value v = extract(ib, logits, {i[0], j[0]});
               Value p = DivFOp::create(

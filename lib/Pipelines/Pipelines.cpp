@@ -85,8 +85,9 @@ LogicalResult mlir::remat::buildGPUMappingStage(OpPassManager &pm,
   // and free async on one stream per step (gpu-async-region), so kernels
   // queue back to back and memory is stream-ordered in the schedule's order.
   std::string stage = llvm::formatv(
-      "func.func(remat-map-to-gpu{{block-size={0} tile-contractions={1}})",
-      options.blockSize, options.tileContractions);
+      "func.func(remat-map-to-gpu{{block-size={0} tile-contractions={1} "
+      "block-reductions={2}})",
+      options.blockSize, options.tileContractions, options.blockReductions);
   if (outline)
     stage += ",gpu-kernel-outlining,remat-merge-gpu-modules,"
              "func.func(gpu-async-region)";
@@ -146,6 +147,11 @@ struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
       *this, "tile-contractions",
       llvm::cl::desc("Tile matmul-like contractions through shared memory"),
       llvm::cl::init(true)};
+  Option<bool> blockReductions{
+      *this, "block-reductions",
+      llvm::cl::desc("A block of threads per output for reductions with few "
+                     "outputs"),
+      llvm::cl::init(true)};
 };
 } // namespace
 
@@ -172,6 +178,7 @@ void mlir::remat::registerPipelines() {
         options.format = o.format;
         options.blockSize = o.blockSize;
         options.tileContractions = o.tileContractions;
+        options.blockReductions = o.blockReductions;
         (void)buildCUDAPipeline(pm, options);
       });
 }

@@ -18,6 +18,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
@@ -25,7 +26,9 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <tuple>
 #include <unordered_map>
+#include <vector>
 
 namespace {
 // The few driver API types and constants used, so that no CUDA header is
@@ -96,6 +99,21 @@ struct State {
   CUstream stepStream = nullptr;
   CUevent start = nullptr, end = nullptr;
   double lastStepMs = -1;
+  // Kernel profiling (remat_cuda_set_profiling): launches of the current
+  // step waiting for their times, two events each, and the totals.
+  struct Launch {
+    CUfunction function;
+    unsigned grid, block;
+  };
+  struct KernelTotal {
+    double ms = 0;
+    int64_t launches = 0;
+  };
+  bool profiling = false;
+  std::map<CUfunction, std::string> names;
+  std::vector<CUevent> launchEvents;
+  std::vector<Launch> launches;
+  std::map<std::tuple<std::string, unsigned, unsigned>, KernelTotal> kernels;
 };
 
 State &state() {
@@ -363,6 +381,41 @@ void remat_cuda_reset_pool_high(void) {
 
 double remat_cuda_last_step_device_ms(void) { return state().lastStepMs; }
 
+void remat_cuda_set_profiling(int on) { state().profiling = on != 0; }
+
+void remat_cuda_print_profile(int top, int steps) {
+  State &s = state();
+  std::vector<std::pair<double, std::string>> rows;
+  double total = 0;
+  for (const auto &[key, t] : s.kernels) {
+    const auto &[name, grid, block] = key;
+    double ms = t.ms / std::max(steps, 1);
+    total += ms;
+    char line[512];
+    std::snprintf(line, sizeof(line), "%10.3f %8.2f %8lld %9u x %-5u %s", ms,
+                  0.0, static_cast<long long>(t.launches / std::max(steps, 1)),
+                  grid, block, name.c_str());
+    rows.emplace_back(ms, line);
+  }
+  std::sort(rows.begin(), rows.end(), [](const auto &a, const auto &b) {
+    return a.first > b.first;
+  });
+  std::fprintf(stderr,
+               "kernel profile, per step over %d steps: %.3f ms in %zu "
+               "kernels and shapes\n%10s %8s %8s %17s %s\n",
+               steps, total, rows.size(), "ms", "share%", "launches",
+               "blocks x threads", "kernel");
+  for (size_t i = 0; i < rows.size() && static_cast<int>(i) < top; ++i) {
+    // The share column, filled in now that the total is known.
+    std::string line = rows[i].second;
+    char share[16];
+    std::snprintf(share, sizeof(share), "%8.2f",
+                  total > 0 ? 100 * rows[i].first / total : 0.0);
+    line.replace(11, 8, share);
+    std::fprintf(stderr, "%s\n", line.c_str());
+  }
+}
+
 // The functions upstream's gpu-to-llvm lowering calls (the signatures of
 // MLIR's CudaRuntimeWrappers.cpp).
 
@@ -392,6 +445,7 @@ void *mgpuModuleGetFunction(void *module, const char *name) {
   CUfunction f = nullptr;
   check(s.d.cuModuleGetFunction(&f, key.first, name), "cuModuleGetFunction");
   s.functions[key] = f;
+  s.names[f] = name;
   return f;
 }
 
@@ -399,10 +453,26 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
                       intptr_t gridZ, intptr_t blockX, intptr_t blockY,
                       intptr_t blockZ, int32_t smem, void *stream,
                       void **params, void **extra, size_t /*paramsCount*/) {
-  check(state().d.cuLaunchKernel(static_cast<CUfunction>(function), gridX,
-                                 gridY, gridZ, blockX, blockY, blockZ, smem,
-                                 static_cast<CUstream>(stream), params, extra),
+  State &s = state();
+  size_t first = 2 * s.launches.size();
+  if (s.profiling) {
+    while (s.launchEvents.size() < first + 2) {
+      CUevent e = nullptr;
+      check(s.d.cuEventCreate(&e, 0), "cuEventCreate");
+      s.launchEvents.push_back(e);
+    }
+    s.d.cuEventRecord(s.launchEvents[first], static_cast<CUstream>(stream));
+  }
+  check(s.d.cuLaunchKernel(static_cast<CUfunction>(function), gridX, gridY,
+                           gridZ, blockX, blockY, blockZ, smem,
+                           static_cast<CUstream>(stream), params, extra),
         "cuLaunchKernel");
+  if (s.profiling) {
+    s.d.cuEventRecord(s.launchEvents[first + 1], static_cast<CUstream>(stream));
+    s.launches.push_back({static_cast<CUfunction>(function),
+                          static_cast<unsigned>(gridX * gridY * gridZ),
+                          static_cast<unsigned>(blockX * blockY * blockZ)});
+  }
 }
 
 void *mgpuStreamCreate() {
@@ -434,6 +504,16 @@ void mgpuStreamSynchronize(void *stream) {
     if (s.d.cuEventElapsedTime(&ms, s.start, s.end) == kSuccess)
       s.lastStepMs = ms;
   }
+  for (size_t i = 0; i < s.launches.size(); ++i) {
+    float ms = 0;
+    s.d.cuEventElapsedTime(&ms, s.launchEvents[2 * i],
+                           s.launchEvents[2 * i + 1]);
+    const State::Launch &l = s.launches[i];
+    State::KernelTotal &t = s.kernels[{s.names[l.function], l.grid, l.block}];
+    t.ms += ms;
+    ++t.launches;
+  }
+  s.launches.clear();
 }
 
 void *mgpuMemAlloc(uint64_t bytes, void *stream, bool isHostShared) {

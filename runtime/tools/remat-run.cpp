@@ -321,6 +321,8 @@ struct Options {
   uint64_t seed = 0;
   bool json = false, verbose = false;
   int gradCheck = 0;
+  /// The number of slowest kernels --profile-kernels prints (0: off).
+  int profileKernels = 0;
   /// Central-difference step and relative tolerance of --grad-check; looser
   /// values check a model that rounds through f32 or narrower on the way.
   double gradEps = 1e-6, gradRtol = 1e-6;
@@ -334,7 +336,7 @@ void usage() {
                        "[--input=NAME=FILE]... [--inputs-dir=DIR] "
                        "[--save-params=FILE] [--save-outputs=FILE] "
                        "[--compare-outputs=FILE [--compare-rtol=R]] "
-                       "[--memory-cap=BYTES] "
+                       "[--memory-cap=BYTES] [--profile-kernels=N] "
                        "[--grad-check=K [--grad-eps=E] [--grad-rtol=R] "
                        "[--verbose]] [--json]\n");
 }
@@ -383,6 +385,8 @@ Options parseOptions(int argc, char **argv) {
       o.steps = static_cast<int>(integer("--steps", 1));
     else if (is("--memory-cap"))
       o.memoryCap = integer("--memory-cap", 0);
+    else if (is("--profile-kernels"))
+      o.profileKernels = static_cast<int>(integer("--profile-kernels", 1));
     else if (is("--seed"))
       o.seed = static_cast<uint64_t>(integer("--seed", 0));
     else if (is("--grad-check"))
@@ -801,9 +805,15 @@ int main(int argc, char **argv) {
   // are hashed, every step, so that two builds can be compared bit for bit.
   uint64_t outputsHash = 0xcbf29ce484222325ULL;
   bool hashOutputs = m.results.size() > 1;
+  // The first step loads the device module: profiles leave it out when
+  // there are more.
+  int profiledSteps = 0;
   for (int s = 0; s < opts.steps; ++s) {
     double ms;
     std::vector<void *> outputs;
+    if (cuda && opts.profileKernels && s == (opts.steps > 1 ? 1 : 0))
+      remat_cuda_set_profiling(1);
+    profiledSteps += cuda && opts.profileKernels && s >= (opts.steps > 1);
     losses.push_back(step.run(&ms, hashOutputs ? &outputs : nullptr));
     times.push_back(ms);
     if (hashOutputs) {
@@ -885,6 +895,8 @@ int main(int argc, char **argv) {
         save.write(static_cast<const char *>(step.argument(i)),
                    m.arguments[i].bytes());
     }
+  if (profiledSteps)
+    remat_cuda_print_profile(opts.profileKernels, profiledSteps);
   double overhead = m.predictedCost / std::max(m.baselineCost, 1.0);
   if (opts.json) {
     std::printf("{\"function\": \"%s\", \"target\": \"%s\", "

@@ -95,6 +95,12 @@ static cl::opt<bool> tileContractions(
     cl::desc("CUDA mapping: matmul-like contractions in shared-memory tiled "
              "kernels (default); false: one thread per output element"),
     cl::init(true));
+static cl::opt<bool> blockReductions(
+    "gpu-block-reductions",
+    cl::desc("CUDA mapping: reductions with few outputs (losses, row "
+             "statistics, bias gradients) split over a block of threads per "
+             "output (default); false: one thread per output"),
+    cl::init(true));
 static cl::opt<std::string>
     memoryLimit("memory-limit",
                 cl::desc("Peak memory limit (bytes, KiB/MiB/GiB, KB/MB/GB, "
@@ -563,6 +569,7 @@ static FailureOr<bool> lowerForCUDA(ModuleOp module, StepInfo &info) {
   mlir::remat::CUDAOptions options;
   options.chip = chip;
   options.tileContractions = tileContractions;
+  options.blockReductions = blockReductions;
   options.format = emit == Emit::PTX     ? "isa"
                    : emit == Emit::Cubin ? "bin"
                                          : "fatbin";
@@ -671,6 +678,7 @@ static LogicalResult compile(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
     PassManager lower(module.get()->getName());
     mlir::remat::CUDAOptions mapping;
     mapping.tileContractions = tileContractions;
+    mapping.blockReductions = blockReductions;
     if (failed(mlir::remat::buildBufferizationStage(lower)) ||
         (testGPUMapping &&
          (failed(mlir::remat::buildGPUMappingStage(lower, mapping,

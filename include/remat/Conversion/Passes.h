@@ -25,6 +25,12 @@ namespace mlir::remat {
 /// Marks an scf.for nest, emitted by the train lowering, whose iterations
 /// write disjoint parts of its result: the GPU lowering runs them as threads.
 inline constexpr llvm::StringLiteral kParallelLoopAttr = "remat.parallel";
+/// Marks an scf.for nest, emitted by the train lowering, that folds values
+/// into its iteration arguments and does nothing else: its iterations are
+/// independent but for the accumulators, so that the GPU lowering may split
+/// them over threads and combine partial results (when each accumulator's
+/// update is an associative arith op).
+inline constexpr llvm::StringLiteral kReductionLoopAttr = "remat.reduction";
 
 #define GEN_PASS_DECL
 #include "remat/Conversion/Passes.h.inc"

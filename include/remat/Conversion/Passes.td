@@ -96,6 +96,22 @@ def RematMapToGPU : Pass<"remat-map-to-gpu", "func::FuncOp"> {
     between barriers; each output still sums k in order, so the bits are
     the same. A fill of its output before it becomes the accumulators'
     start, and fused ops after it run per output on the register.
+    Reductions that one thread per output would leave the GPU mostly idle
+    on (fewer than 2^17 outputs, each folding at least 32 values) run a
+    block of threads per output instead, with `block-reductions` (the
+    default): each `scf.for` nest the train lowering marked
+    `remat.parallel` whose body holds nests marked `remat.reduction` (row
+    statistics of softmax, normalization, cross-entropy) or
+    `remat.parallel`, and each linalg reduction with few outputs (a loss, a
+    bias gradient), which first becomes such a nest. The threads of a block
+    split each inner nest's iterations (strided, so neighbours read
+    neighbours); a reduction's partial results, from the identity of its
+    associative update (addf, mulf, maximumf, ...), combine in a fixed tree
+    through workgroup memory and then with the accumulator's initial value.
+    The order of the sums differs from one thread's, but is the same on
+    every run and in every build of the step. Row-level stores are made
+    by the block's first thread; barriers follow them and every inner
+    nest that writes memory.
     Linalg ops whose outputs are not
     indexed by parallel dimensions alone become `scf.parallel` loops first.
     Each top-level `scf.parallel` without reductions, each `scf.for` nest
@@ -114,6 +130,8 @@ def RematMapToGPU : Pass<"remat-map-to-gpu", "func::FuncOp"> {
            "Threads per block">,
     Option<"tileContractions", "tile-contractions", "bool", /*default=*/"true",
            "Tile matmul-like contractions through shared memory">,
+    Option<"blockReductions", "block-reductions", "bool", /*default=*/"true",
+           "Run reductions with few outputs as a block of threads each">,
   ];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
                            "::mlir::scf::SCFDialect",

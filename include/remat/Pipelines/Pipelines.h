@@ -31,6 +31,8 @@ struct CUDAOptions {
   int64_t blockSize = 256;
   /// Shared-memory tiled kernels for matmul-like contractions.
   bool tileContractions = true;
+  /// A block of threads per output for reductions with few outputs.
+  bool blockReductions = true;
   /// Optimization level of the device code (NVPTX backend and ptxas).
   unsigned optLevel = 3;
   /// The CUDA toolkit for ptxas; empty: upstream's search.

@@ -99,6 +99,14 @@ void remat_cuda_reset_pool_high(void);
 /// Milliseconds between the last step's stream creation and its final
 /// synchronization, from CUDA events (-1 before any step).
 double remat_cuda_last_step_device_ms(void);
+/// Kernel profiling, for finding the slow kernels of a step: while on, every
+/// launch is bracketed by CUDA events (which serializes nothing but costs a
+/// little per launch) and the times are summed per kernel and launch shape
+/// at each step's final synchronization.
+void remat_cuda_set_profiling(int on);
+/// Prints the `top` kernels that took the most time, per step over `steps`
+/// profiled steps, to stderr.
+void remat_cuda_print_profile(int top, int steps);
 
 #ifdef __cplusplus
 }
