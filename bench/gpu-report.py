@@ -8,9 +8,11 @@ runtime's own count, and the driver pool's high-water mark as a
 cross-check), whether measured is within 5% of predicted and at most the
 limit, the median step time (wall clock and CUDA events) and its ratio to
 the build without a limit beside the cost model's predicted compute ratio.
-Then the step time of the shared-memory tiled matmul kernels against one
-thread per output element, the gradient checks against the CPU build and
-the out-of-memory check.
+Then the step time of the default kernels against matmuls and reductions as
+one thread per output, the gradient checks (the first step against the
+CPU build, float64 against the CPU's float64, the build at 50% against the
+build without a limit bit for bit, central differences) and the
+out-of-memory check.
 """
 import argparse
 import json
@@ -60,38 +62,61 @@ def main():
                   "the limit): " + data["refused"]]
     none = {run["name"].rsplit("-", 1)[0]: run["result"] for run in data["runs"]
             if run["kind"] == "bench" and run["name"].endswith("-none")}
-    naive = [run for run in data["runs"] if run["kind"] == "naive-kernels"]
-    if naive:
-        lines += ["", "| model, no limit | tiled matmuls: device ms | one thread"
-                  " per output: device ms | speedup |", "|---|---|---|---|"]
-    for run in naive:
-        model, r = run["name"].rsplit("-", 1)[0], run["result"]
-        tiled = none.get(model, {})
-        if "error" in r or "median_device_ms" not in tiled:
-            lines.append(f"| {model} | error: "
-                         f"{(r.get('error') or tiled.get('error', ''))[:120]} |||")
+    variants = [("naive-kernels", "matmuls as one thread per output"),
+                ("rowthread-kernels", "reductions as one thread per output")]
+    for kind, what in variants:
+        runs = [run for run in data["runs"] if run["kind"] == kind]
+        if not runs:
             continue
-        t, n = tiled["median_device_ms"], r["median_device_ms"]
-        speedup = f"{n / t:.2f}x" if t > 0 else "-"
-        lines.append(f"| {model} | {t:.2f} | {n:.2f} | {speedup} |")
-    lines += ["", "| gradient check | result |", "|---|---|"]
+        lines += ["", f"| model, no limit | default kernels: device ms | {what}:"
+                  " device ms | default's speedup |", "|---|---|---|---|"]
+        for run in runs:
+            model, r = run["name"].rsplit("-", 1)[0], run["result"]
+            base = none.get(model, {})
+            if "error" in r or "median_device_ms" not in base:
+                lines.append(f"| {model} | error: "
+                             f"{(r.get('error') or base.get('error', ''))[:120]} |||")
+                continue
+            t, n = base["median_device_ms"], r["median_device_ms"]
+            speedup = f"{n / t:.2f}x" if t > 0 else "-"
+            lines.append(f"| {model} | {t:.2f} | {n:.2f} | {speedup} |")
+    results = {run["name"]: run.get("result", {}) for run in data["runs"]}
+    lines += ["", "| check | result |", "|---|---|"]
     for run in data["runs"]:
-        r = run.get("result", {})
-        if run["kind"] == "gradients-vs-cpu":
-            text = (r["error"][:160] if "error" in r else
-                    f"worst error vs the CPU build {r['compare_worst_error']:.3g}"
-                    f" (allowed {r['compare_rtol']}), measured peak "
-                    f"{'==' if r['measured_peak_bytes'] == r['predicted_peak_bytes'] else '!='}"
-                    " predicted")
-        elif run["kind"] == "grad-check":
-            text = (r["error"][:160] if "error" in r else
-                    f"{r['grad_check_failures']} of {r['grad_check_samples']} "
+        r, kind, name = run.get("result", {}), run["kind"], run["name"]
+        peak = ("" if "measured_peak_bytes" not in r else
+                f", measured peak {'==' if r['measured_peak_bytes'] == r['predicted_peak_bytes'] else '!='}"
+                " predicted")
+        if "error" in r and kind not in ("out-of-memory",):
+            text = f"error: {r['error'][:160]}"
+        elif kind == "gradients-vs-cpu":
+            ok = r["compare_worst_error"] <= r["compare_rtol"]
+            text = (f"first step's gradients vs the CPU build: worst error "
+                    f"{r['compare_worst_error']:.3g} (allowed {r['compare_rtol']}"
+                    f"{'' if ok else ', OVER'}){peak}")
+        elif kind == "f64-gradients-vs-cpu":
+            text = (f"float64, 3 steps, gradients vs the CPU build: worst error "
+                    f"{r['compare_worst_error']:.3g} (allowed {r['compare_rtol']})"
+                    f"{peak}")
+        elif kind == "remat-identical":
+            if not name.endswith("-half-3steps"):
+                continue
+            base = results.get(name.replace("-half-", "-base-"), {})
+            same = (base.get("outputs_fnv1a") == r.get("outputs_fnv1a") and
+                    base.get("params_fnv1a") == r.get("params_fnv1a") and
+                    base.get("losses") == r.get("losses"))
+            text = (f"3 steps at 50% vs without a limit: losses, gradients and "
+                    f"parameters {'bitwise identical' if same else 'DIFFER'}{peak}")
+        elif kind == "grad-check":
+            text = (f"{r['grad_check_failures']} of {r['grad_check_samples']} "
                     "central differences off")
-        elif run["kind"] == "out-of-memory":
+        elif kind == "out-of-memory":
             text = f"exit {run['rc']}: {run['message']}"
+        elif kind == "skipped":
+            text = "skipped (past the deadline)"
         else:
             continue
-        lines.append(f"| {run['name']} | {text} |")
+        lines.append(f"| {name} | {text} |")
     out = "\n".join(lines) + "\n"
     if a.output:
         open(a.output, "w").write(out)

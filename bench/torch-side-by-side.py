@@ -122,8 +122,10 @@ def saved_activation_bytes(module, x, y):
         return t
 
     CHECKPOINT_INPUTS.clear()
+    RECORD_INPUTS[0] = True
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
         loss = loss_fn(module, x, y)
+    RECORD_INPUTS[0] = False
     for t in CHECKPOINT_INPUTS:
         pack(t)
     CHECKPOINT_INPUTS.clear()
@@ -167,7 +169,10 @@ def step_ms(module, x, y, repeats):
 
 # Inputs that checkpointed blocks keep for their recomputation: checkpoint
 # holds them outside autograd's saved tensors, so the hooks do not see them.
+# Recorded only while saved_activation_bytes counts, so that the timed and
+# profiled steps do not keep them alive after their blocks' backward.
 CHECKPOINT_INPUTS = []
+RECORD_INPUTS = [False]
 
 
 def with_checkpoints(blocks):
@@ -175,7 +180,9 @@ def with_checkpoints(blocks):
 
     def wrap(f):
         def run(*a):
-            CHECKPOINT_INPUTS.extend(t for t in a if isinstance(t, torch.Tensor))
+            if RECORD_INPUTS[0]:
+                CHECKPOINT_INPUTS.extend(t for t in a
+                                         if isinstance(t, torch.Tensor))
             return checkpoint(f, *a, use_reentrant=False)
         return run
     for b in blocks:

@@ -165,7 +165,7 @@ run() {
       [[ -f $dir/$name.json ]] || continue
       late "$name" && continue
       timeout "$tmo" "$run" "$dir/$name.json" --steps=1 --json \
-        --compare-outputs="$dir/small-$m-cpu.grads" --compare-rtol=1e-3 \
+        --compare-outputs="$dir/small-$m-cpu.grads" --compare-rtol=2e-2 \
         > "$out" 2>&1 || rc=$?
       record "$name" gradients-vs-cpu "$out" "$rc"
       echo "$name: rc $rc, loss $(field "$out" losses | head -c 40), first-step gradients vs CPU: worst error $(field "$out" compare_worst_error)"

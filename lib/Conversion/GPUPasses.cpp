@@ -892,13 +892,13 @@ struct MapToGPUPass
   /// Threads one thread per output would keep busy enough: 2^17 is about
   /// what an H100/H200 holds resident (132 SMs x 1024).
   static constexpr int64_t kBusyThreads = int64_t(1) << 17;
-  /// Threads per block for an output: at least a warp, at most 256, and
-  /// each with at least 4 iterations of the longest inner loop (else the
-  /// tree's barriers cost more than the loop).
-  static constexpr int64_t kMinLanes = 32, kMaxLanes = 256, kMinPerLane = 4;
+  /// Threads per block for an output: at least a warp, at most a block's
+  /// limit, and each with at least 4 iterations of the longest inner loop
+  /// (else the tree's barriers cost more than the loop).
+  static constexpr int64_t kMinLanes = 32, kMaxLanes = 1024, kMinPerLane = 4;
 
   /// Threads per output for `outputs` outputs whose inner loops run at most
-  /// `trip` iterations each: a power of two in [32, 256], or 0 where one
+  /// `trip` iterations each: a power of two in [32, 1024], or 0 where one
   /// thread per output is better.
   int64_t lanesFor(int64_t outputs, int64_t trip) const {
     if (!blockReductions || outputs >= kBusyThreads)

@@ -350,3 +350,135 @@ func.func @not_fused(%x: memref<8x8xf32>) -> memref<8x8xf32> {
   }
   return %n : memref<8x8xf32>
 }
+
+// -----
+
+// Row statistics (a softmax's maximum, then its normalized row): 64 rows
+// of 1024 leave one thread per row mostly idle, so each row gets a block of
+// 256 threads. The reduction nest's iterations are strided over the block
+// (thread t takes t, t + 256, ...) from the identity of maximumf (-inf);
+// the partial maxima meet in a tree through workgroup memory (8 halvings,
+// each after a barrier) and then the accumulator's initial value. The
+// write nest is strided the same way.
+// CHECK-LABEL: func.func @row_blocks
+// CHECK:         gpu.launch blocks({{.*}}) in ({{.*}} = %c64{{.*}}, {{.*}}) threads(%[[T:.*]], %{{.*}}, %{{.*}}) in ({{.*}} = %c256{{.*}}, {{.*}}) workgroup(%[[S:.*]] : memref<256xf32, #gpu.address_space<workgroup>>)
+// CHECK:           %[[NEGINF:.*]] = arith.constant 0xFF800000 : f32
+// CHECK:           %[[PART:.*]] = scf.for %{{.*}} = %[[T]] to %c1024{{.*}} step %c256{{.*}} iter_args(%[[ACC:.*]] = %[[NEGINF]]) -> (f32)
+// CHECK:             arith.maximumf %[[ACC]]
+// CHECK:           memref.store %[[PART]], %[[S]]
+// CHECK-COUNT-9:   gpu.barrier
+// CHECK:           %[[TOTAL:.*]] = memref.load %[[S]]
+// CHECK-NEXT:      gpu.barrier
+// CHECK:           %[[MAX:.*]] = arith.maximumf %{{.*}}, %[[TOTAL]]
+// CHECK:           scf.for %{{.*}} = %[[T]] to %c1024{{.*}} step %c256
+// CHECK:             arith.subf %{{.*}}, %[[MAX]]
+// CHECK:             memref.store
+// CHECK:           gpu.barrier
+// CHECK:           gpu.terminator
+func.func @row_blocks(%x: memref<64x1024xf32>, %out: memref<64x1024xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %c1024 = arith.constant 1024 : index
+  %ninf = arith.constant 0xFF800000 : f32
+  scf.for %i = %c0 to %c64 step %c1 {
+    %m = scf.for %j = %c0 to %c1024 step %c1 iter_args(%acc = %ninf) -> (f32) {
+      %v = memref.load %x[%i, %j] : memref<64x1024xf32>
+      %n = arith.maximumf %acc, %v : f32
+      scf.yield %n : f32
+    } {remat.reduction}
+    scf.for %j = %c0 to %c1024 step %c1 {
+      %v = memref.load %x[%i, %j] : memref<64x1024xf32>
+      %d = arith.subf %v, %m : f32
+      memref.store %d, %out[%i, %j] : memref<64x1024xf32>
+    } {remat.parallel}
+  } {remat.parallel}
+  return
+}
+
+// -----
+
+// A loss (a sum over all 8192 elements into a 0-d result, after a zero
+// fill): one block of 1024 threads (the most a block has); its first
+// thread stores the total.
+// CHECK-LABEL: func.func @full_sum
+// CHECK:         gpu.launch blocks({{.*}}) in ({{.*}} = %c1{{.*}}, {{.*}}) threads(%[[T:.*]], %{{.*}}, %{{.*}}) in ({{.*}} = %c1024{{.*}}, {{.*}}) workgroup(%{{.*}} : memref<1024xf32, #gpu.address_space<workgroup>>)
+// CHECK:           %[[FIRST:.*]] = arith.cmpi eq, %[[T]], %c0
+// CHECK:           scf.for %{{.*}} = %[[T]] to %c8192{{.*}} step %c1024
+// CHECK:           scf.if %[[FIRST]] {
+// CHECK-NEXT:        memref.store %{{.*}}, %arg1[]
+// CHECK:           gpu.barrier
+// CHECK-NOT:     gpu.launch
+func.func @full_sum(%x: memref<64x128xf32>, %out: memref<f32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%out : memref<f32>)
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> ()>],
+                  iterator_types = ["reduction", "reduction"]}
+      ins(%x : memref<64x128xf32>) outs(%out : memref<f32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %s = arith.addf %acc, %v : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Not split over threads: an update that is no associative fold (the
+// accumulator scaled), and a fold too short for a warp (36 iterations, 4 per
+// thread at least).
+// CHECK-LABEL: func.func @row_threads
+// CHECK-NOT:     workgroup
+// CHECK:         gpu.launch
+// CHECK:         scf.for
+// CHECK-NOT:     workgroup
+// CHECK:         gpu.launch
+// CHECK:         return
+func.func @row_threads(%x: memref<64x1024xf32>, %out: memref<64xf32>, %y: memref<64x36xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c36 = arith.constant 36 : index
+  %c64 = arith.constant 64 : index
+  %c1024 = arith.constant 1024 : index
+  %zero = arith.constant 0.0 : f32
+  %half = arith.constant 0.5 : f32
+  scf.for %i = %c0 to %c64 step %c1 {
+    %m = scf.for %j = %c0 to %c1024 step %c1 iter_args(%acc = %zero) -> (f32) {
+      %v = memref.load %x[%i, %j] : memref<64x1024xf32>
+      %a = arith.mulf %acc, %half : f32
+      %n = arith.addf %a, %v : f32
+      scf.yield %n : f32
+    } {remat.reduction}
+    memref.store %m, %out[%i] : memref<64xf32>
+  } {remat.parallel}
+  scf.for %i = %c0 to %c64 step %c1 {
+    %m = scf.for %j = %c0 to %c36 step %c1 iter_args(%acc = %zero) -> (f32) {
+      %v = memref.load %y[%i, %j] : memref<64x36xf32>
+      %n = arith.addf %acc, %v : f32
+      scf.yield %n : f32
+    } {remat.reduction}
+    memref.store %m, %out[%i] : memref<64xf32>
+  } {remat.parallel}
+  return
+}
+
+// -----
+
+// With block-reductions=false (remat-compile --gpu-block-reductions=false)
+// the loss runs in one thread.
+// RUN: remat-opt %s --split-input-file --remat-map-to-gpu=block-reductions=false | FileCheck %s --check-prefix=ROWS
+// ROWS-LABEL: func.func @blocks_off
+// ROWS-NOT:     workgroup
+// ROWS:         gpu.launch blocks({{.*}}) in ({{.*}} = %c1{{.*}}, {{.*}}) threads({{.*}}) in ({{.*}} = %c1{{.*}}, {{.*}})
+// ROWS-NOT:     gpu.barrier
+// ROWS:         return
+func.func @blocks_off(%x: memref<64x128xf32>, %out: memref<f32>) {
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> ()>],
+                  iterator_types = ["reduction", "reduction"]}
+      ins(%x : memref<64x128xf32>) outs(%out : memref<f32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %s = arith.addf %acc, %v : f32
+    linalg.yield %s : f32
+  }
+  return
+}

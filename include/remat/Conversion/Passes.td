@@ -97,9 +97,10 @@ def RematMapToGPU : Pass<"remat-map-to-gpu", "func::FuncOp"> {
     the same. A fill of its output before it becomes the accumulators'
     start, and fused ops after it run per output on the register.
     Reductions that one thread per output would leave the GPU mostly idle
-    on (fewer than 2^17 outputs, each folding at least 32 values) run a
+    on (fewer than 2^17 outputs, each folding at least 128 values) run a
     block of threads per output instead, with `block-reductions` (the
-    default): each `scf.for` nest the train lowering marked
+    default; 32 to 1024 threads, a power of two): each `scf.for` nest the
+    train lowering marked
     `remat.parallel` whose body holds nests marked `remat.reduction` (row
     statistics of softmax, normalization, cross-entropy) or
     `remat.parallel`, and each linalg reduction with few outputs (a loss, a
