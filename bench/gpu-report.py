@@ -16,6 +16,7 @@ out-of-memory check.
 """
 import argparse
 import json
+import re
 import sys
 
 
@@ -59,7 +60,11 @@ def main():
             f"{r['predicted_overhead']:.3f}x |")
     if data.get("refused"):
         lines += ["", "Refused (the solver's smallest reachable peak is above "
-                  "the limit): " + data["refused"]]
+                  "the limit):", ""]
+        # Entries were joined with ';', which the messages also hold.
+        lines += [f"- {r.strip()}" for r in
+                  re.split(r";(?=[\w-]+-\d+: )", data["refused"].rstrip(";"))
+                  if r.strip()]
     none = {run["name"].rsplit("-", 1)[0]: run["result"] for run in data["runs"]
             if run["kind"] == "bench" and run["name"].endswith("-none")}
     variants = [("naive-kernels", "matmuls as one thread per output"),
