@@ -68,7 +68,8 @@ def main():
     none = {run["name"].rsplit("-", 1)[0]: run["result"] for run in data["runs"]
             if run["kind"] == "bench" and run["name"].endswith("-none")}
     variants = [("naive-kernels", "matmuls as one thread per output"),
-                ("rowthread-kernels", "reductions as one thread per output")]
+                ("rowthread-kernels", "reductions as one thread per output"),
+                ("tile4-kernels", "matmul register tiles of at most 4 x 4")]
     for kind, what in variants:
         runs = [run for run in data["runs"] if run["kind"] == kind]
         if not runs:

@@ -405,10 +405,14 @@ struct MapToGPUPass
 
   /// One kernel for a group whose member `at` is a contraction `c`, after
   /// only fills of its output and before ops that fusible accepted. A block
-  /// of 16 x 16 threads computes a tile of 16 rm x 16 rn outputs of one
-  /// batch, rm x rn per thread in registers (rows ty + 16 i, columns
-  /// tx + 16 j, so a warp reads a row of the B tile at consecutive
-  /// addresses and one A element by broadcast). For each step of kTileK
+  /// of side x side threads computes a tile of side rm x side rn outputs of
+  /// one batch, rm x rn per thread in registers (rows ty + side i, columns
+  /// tx + side j, so a warp reads a row of the B tile at consecutive
+  /// addresses and A elements by broadcast): 16 x 16 threads with up to
+  /// 4 x 4 outputs each, or, where m and n are both at least 64 and
+  /// register-tile is 8, 8 x 8 threads with 8 x 8 outputs each (the same
+  /// 64 x 64 tile and grid, but 4 multiply-adds per shared-memory load
+  /// instead of 2). For each step of kTileK
   /// along k, the block copies the A and B tiles to shared memory (each
   /// thread loads neighbouring elements along the operand's innermost
   /// dimension, so loads coalesce whatever the transpose; rows padded by
@@ -419,15 +423,18 @@ struct MapToGPUPass
   /// register.
   void mapTiledGroup(ArrayRef<linalg::LinalgOp> group, size_t at,
                      const Contraction &c) {
-    constexpr int64_t side = 16, threads = side * side;
     linalg::LinalgOp op = group[at];
     Location loc = op.getLoc();
     MLIRContext *ctx = op.getContext();
-    auto micro = [](int64_t extent) -> int64_t {
-      return extent >= 4 * side ? 4 : extent >= 2 * side ? 2 : 1;
-    };
     int64_t batches = c.batch ? c.ranges[*c.batch] : 1;
     int64_t mSize = c.ranges[c.m], nSize = c.ranges[c.n], kSize = c.ranges[c.k];
+    bool wide = registerTile >= 8 && mSize >= 64 && nSize >= 64;
+    const int64_t side = wide ? 8 : 16, threads = side * side;
+    auto micro = [&](int64_t extent) -> int64_t {
+      if (wide)
+        return 8;
+      return extent >= 4 * side ? 4 : extent >= 2 * side ? 2 : 1;
+    };
     int64_t rm = micro(mSize), rn = micro(nSize);
     int64_t tileM = side * rm, tileN = side * rn;
     int64_t mBlocks = llvm::divideCeil(mSize, tileM),

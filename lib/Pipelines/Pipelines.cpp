@@ -86,8 +86,9 @@ LogicalResult mlir::remat::buildGPUMappingStage(OpPassManager &pm,
   // queue back to back and memory is stream-ordered in the schedule's order.
   std::string stage = llvm::formatv(
       "func.func(remat-map-to-gpu{{block-size={0} tile-contractions={1} "
-      "block-reductions={2}})",
-      options.blockSize, options.tileContractions, options.blockReductions);
+      "block-reductions={2} register-tile={3}})",
+      options.blockSize, options.tileContractions, options.blockReductions,
+      options.registerTile);
   if (outline)
     stage += ",gpu-kernel-outlining,remat-merge-gpu-modules,"
              "func.func(gpu-async-region)";

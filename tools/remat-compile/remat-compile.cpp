@@ -101,6 +101,12 @@ static cl::opt<bool> blockReductions(
              "statistics, bias gradients) split over a block of threads per "
              "output (default); false: one thread per output"),
     cl::init(true));
+static cl::opt<int64_t> registerTile(
+    "gpu-register-tile",
+    cl::desc("CUDA mapping: the largest register tile per thread of tiled "
+             "matmuls, 8 (default: 8 x 8 outputs per thread where both "
+             "output sides are at least 64) or 4"),
+    cl::init(8));
 static cl::opt<std::string>
     memoryLimit("memory-limit",
                 cl::desc("Peak memory limit (bytes, KiB/MiB/GiB, KB/MB/GB, "
@@ -471,6 +477,11 @@ static LogicalResult checkTargetOptions() {
                  << "'; expected: cpu, cuda\n";
     return failure();
   }
+  if (registerTile != 4 && registerTile != 8) {
+    llvm::errs() << "remat-compile: --gpu-register-tile must be 4 or 8, not "
+                 << registerTile << "\n";
+    return failure();
+  }
   if (target == "cuda") {
     if (testGPUMapping) {
       llvm::errs() << "remat-compile: --test-gpu-mapping is for --target=cpu\n";
@@ -570,6 +581,7 @@ static FailureOr<bool> lowerForCUDA(ModuleOp module, StepInfo &info) {
   options.chip = chip;
   options.tileContractions = tileContractions;
   options.blockReductions = blockReductions;
+  options.registerTile = registerTile;
   options.format = emit == Emit::PTX     ? "isa"
                    : emit == Emit::Cubin ? "bin"
                                          : "fatbin";
@@ -679,6 +691,7 @@ static LogicalResult compile(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
     mlir::remat::CUDAOptions mapping;
     mapping.tileContractions = tileContractions;
     mapping.blockReductions = blockReductions;
+    mapping.registerTile = registerTile;
     if (failed(mlir::remat::buildBufferizationStage(lower)) ||
         (testGPUMapping &&
          (failed(mlir::remat::buildGPUMappingStage(lower, mapping,

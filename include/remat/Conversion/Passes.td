@@ -92,7 +92,9 @@ def RematMapToGPU : Pass<"remat-map-to-gpu", "func::FuncOp"> {
     dimension, operands indexed by dimensions only, k at least 16) gets a
     shared-memory tiled kernel instead, with `tile-contractions` (the
     default): 16 x 16 threads per block, up to 4 x 4 outputs per thread in
-    registers, A and B tiles of 16 along k copied into workgroup memory
+    registers (8 x 8 threads with 8 x 8 outputs each where m and n are both
+    at least 64 and `register-tile` is 8, the default), A and B tiles of 16
+    along k copied into workgroup memory
     between barriers; each output still sums k in order, so the bits are
     the same. A fill of its output before it becomes the accumulators'
     start, and fused ops after it run per output on the register.
@@ -133,6 +135,8 @@ def RematMapToGPU : Pass<"remat-map-to-gpu", "func::FuncOp"> {
            "Tile matmul-like contractions through shared memory">,
     Option<"blockReductions", "block-reductions", "bool", /*default=*/"true",
            "Run reductions with few outputs as a block of threads each">,
+    Option<"registerTile", "register-tile", "int64_t", /*default=*/"8",
+           "Largest register tile per thread of tiled contractions (4 or 8)">,
   ];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
                            "::mlir::scf::SCFDialect",
