@@ -69,7 +69,7 @@ def main():
             if run["kind"] == "bench" and run["name"].endswith("-none")}
     variants = [("naive-kernels", "matmuls as one thread per output"),
                 ("rowthread-kernels", "reductions as one thread per output"),
-                ("tile4-kernels", "matmul register tiles of at most 4 x 4")]
+                ("tile8-kernels", "8 x 8 matmul register tiles")]
     for kind, what in variants:
         runs = [run for run in data["runs"] if run["kind"] == kind]
         if not runs:

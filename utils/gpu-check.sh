@@ -11,9 +11,9 @@
 #     refused, with the compiler's message);
 #   - every example model without a limit with matmuls as one thread per
 #     output element (--gpu-tile-contractions=false), and with reductions as
-#     one thread per output (--gpu-block-reductions=false), and with matmul
-#     register tiles of at most 4 x 4 (--gpu-register-tile=4), to time the
-#     default kernels against;
+#     one thread per output (--gpu-block-reductions=false), and with 8 x 8
+#     matmul register tiles (--gpu-register-tile=8), to time the default
+#     kernels against;
 #   - CI-size models with --return-gradients, for CUDA without a limit and at
 #     50%, with the CPU build's gradients after the first step as the
 #     reference (later steps drift apart in float32: the two sum in other
@@ -58,7 +58,7 @@ prepare() {
     "$bin/remat-compile" "examples/$m.mlir" --target=cuda \
       --gpu-block-reductions=false -o "$dir/$m-rowthread.so"
     "$bin/remat-compile" "examples/$m.mlir" --target=cuda \
-      --gpu-register-tile=4 -o "$dir/$m-tile4.so"
+      --gpu-register-tile=8 -o "$dir/$m-tile8.so"
   done
   for m in $MODELS; do
     local size=SMALL_${m^^}
@@ -206,7 +206,7 @@ run() {
   # reductions as one thread per output, to time the tiled and block
   # kernels against.
   for m in $MODELS; do
-    for v in naive rowthread tile4; do
+    for v in naive rowthread tile8; do
       local name=$m-$v out=$dir/$m-$v.out rc=0
       late "$name" && continue
       timeout "$tmo" "$run" "$dir/$name.json" --steps=10 --json > "$out" 2>&1 || rc=$?

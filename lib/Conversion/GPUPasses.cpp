@@ -410,9 +410,9 @@ struct MapToGPUPass
   /// tx + side j, so a warp reads a row of the B tile at consecutive
   /// addresses and A elements by broadcast): 16 x 16 threads with up to
   /// 4 x 4 outputs each, or, where m and n are both at least 64 and
-  /// register-tile is 8, 8 x 8 threads with 8 x 8 outputs each (the same
-  /// 64 x 64 tile and grid, but 4 multiply-adds per shared-memory load
-  /// instead of 2). For each step of kTileK
+  /// register-tile is 8 (not the default: not yet timed on a GPU), 8 x 8
+  /// threads with 8 x 8 outputs each (the same 64 x 64 tile and grid, but
+  /// 4 multiply-adds per shared-memory load instead of 2). For each step of kTileK
   /// along k, the block copies the A and B tiles to shared memory (each
   /// thread loads neighbouring elements along the operand's innermost
   /// dimension, so loads coalesce whatever the transpose; rows padded by

@@ -485,16 +485,16 @@ func.func @blocks_off(%x: memref<64x128xf32>, %out: memref<f32>) {
 
 // -----
 
-// Both output sides at least 64: 8 x 8 threads with 8 x 8 outputs each
-// (a 64 x 64 tile, 64 accumulators per thread); register-tile=4 keeps
-// 16 x 16 threads with 4 x 4 outputs each.
-// RUN: remat-opt %s --split-input-file --remat-map-to-gpu=register-tile=4 | FileCheck %s --check-prefix=TILE4
+// Both output sides at least 64: 16 x 16 threads with 4 x 4 outputs each;
+// with register-tile=8, 8 x 8 threads with 8 x 8 outputs each (the same
+// 64 x 64 tile, 64 accumulators per thread).
+// RUN: remat-opt %s --split-input-file --remat-map-to-gpu=register-tile=8 | FileCheck %s --check-prefix=TILE8
+// TILE8-LABEL: func.func @tiled_wide
+// TILE8:         gpu.launch blocks({{.*}}) in ({{.*}} = %c2{{.*}}, {{.*}}) threads({{.*}}) in ({{.*}} = %c64{{.*}}, {{.*}}) workgroup({{.*}} : memref<16x65xf32, #gpu.address_space<workgroup>>, {{.*}} : memref<16x65xf32, #gpu.address_space<workgroup>>)
+// TILE8:           scf.for {{.*}} -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)
 // CHECK-LABEL: func.func @tiled_wide
-// CHECK:         gpu.launch blocks({{.*}}) in ({{.*}} = %c2{{.*}}, {{.*}}) threads({{.*}}) in ({{.*}} = %c64{{.*}}, {{.*}}) workgroup({{.*}} : memref<16x65xf32, #gpu.address_space<workgroup>>, {{.*}} : memref<16x65xf32, #gpu.address_space<workgroup>>)
-// CHECK:           scf.for {{.*}} -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)
-// TILE4-LABEL: func.func @tiled_wide
-// TILE4:         gpu.launch blocks({{.*}}) in ({{.*}} = %c2{{.*}}, {{.*}}) threads({{.*}}) in ({{.*}} = %c256{{.*}}, {{.*}}) workgroup({{.*}} : memref<16x65xf32, #gpu.address_space<workgroup>>, {{.*}} : memref<16x65xf32, #gpu.address_space<workgroup>>)
-// TILE4:           scf.for {{.*}} -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)
+// CHECK:         gpu.launch blocks({{.*}}) in ({{.*}} = %c2{{.*}}, {{.*}}) threads({{.*}}) in ({{.*}} = %c256{{.*}}, {{.*}}) workgroup({{.*}} : memref<16x65xf32, #gpu.address_space<workgroup>>, {{.*}} : memref<16x65xf32, #gpu.address_space<workgroup>>)
+// CHECK:           scf.for {{.*}} -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)
 func.func @tiled_wide(%a: memref<128x32xf32>, %b: memref<32x64xf32>, %c: memref<128x64xf32>) {
   linalg.matmul ins(%a, %b : memref<128x32xf32>, memref<32x64xf32>) outs(%c : memref<128x64xf32>)
   return

@@ -104,9 +104,10 @@ static cl::opt<bool> blockReductions(
 static cl::opt<int64_t> registerTile(
     "gpu-register-tile",
     cl::desc("CUDA mapping: the largest register tile per thread of tiled "
-             "matmuls, 8 (default: 8 x 8 outputs per thread where both "
-             "output sides are at least 64) or 4"),
-    cl::init(8));
+             "matmuls: 4 (default: up to 4 x 4 outputs per thread) or 8 "
+             "(8 x 8 where both output sides are at least 64; not yet timed "
+             "on a GPU)"),
+    cl::init(4));
 static cl::opt<std::string>
     memoryLimit("memory-limit",
                 cl::desc("Peak memory limit (bytes, KiB/MiB/GiB, KB/MB/GB, "

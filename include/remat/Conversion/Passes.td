@@ -93,7 +93,8 @@ def RematMapToGPU : Pass<"remat-map-to-gpu", "func::FuncOp"> {
     shared-memory tiled kernel instead, with `tile-contractions` (the
     default): 16 x 16 threads per block, up to 4 x 4 outputs per thread in
     registers (8 x 8 threads with 8 x 8 outputs each where m and n are both
-    at least 64 and `register-tile` is 8, the default), A and B tiles of 16
+    at least 64 and `register-tile` is 8; not the default until it is timed
+    on a GPU), A and B tiles of 16
     along k copied into workgroup memory
     between barriers; each output still sums k in order, so the bits are
     the same. A fill of its output before it becomes the accumulators'
@@ -135,7 +136,7 @@ def RematMapToGPU : Pass<"remat-map-to-gpu", "func::FuncOp"> {
            "Tile matmul-like contractions through shared memory">,
     Option<"blockReductions", "block-reductions", "bool", /*default=*/"true",
            "Run reductions with few outputs as a block of threads each">,
-    Option<"registerTile", "register-tile", "int64_t", /*default=*/"8",
+    Option<"registerTile", "register-tile", "int64_t", /*default=*/"4",
            "Largest register tile per thread of tiled contractions (4 or 8)">,
   ];
   let dependentDialects = ["::mlir::gpu::GPUDialect",

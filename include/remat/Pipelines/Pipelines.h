@@ -34,7 +34,7 @@ struct CUDAOptions {
   /// A block of threads per output for reductions with few outputs.
   bool blockReductions = true;
   /// The largest register tile per thread of tiled contractions (4 or 8).
-  int64_t registerTile = 8;
+  int64_t registerTile = 4;
   /// Optimization level of the device code (NVPTX backend and ptxas).
   unsigned optLevel = 3;
   /// The CUDA toolkit for ptxas; empty: upstream's search.
