@@ -103,11 +103,10 @@ def RematMapToGPU : Pass<"remat-map-to-gpu", "func::FuncOp"> {
     on (fewer than 2^17 outputs, each folding at least 128 values) run a
     block of threads per output instead, with `block-reductions` (the
     default; 32 to 1024 threads, a power of two): each `scf.for` nest the
-    train lowering marked
-    `remat.parallel` whose body holds nests marked `remat.reduction` (row
-    statistics of softmax, normalization, cross-entropy) or
-    `remat.parallel`, and each linalg reduction with few outputs (a loss, a
-    bias gradient), which first becomes such a nest. The threads of a block
+    train lowering marked `remat.parallel` whose body holds nests marked
+    `remat.reduction` (row statistics of softmax, normalization,
+    cross-entropy) or `remat.parallel`, and each linalg reduction with few
+    outputs (a loss, a bias gradient), which first becomes such a nest. The threads of a block
     split each inner nest's iterations (strided, so neighbours read
     neighbours); a reduction's partial results, from the identity of its
     associative update (addf, mulf, maximumf, ...), combine in a fixed tree
