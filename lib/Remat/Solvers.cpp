@@ -1041,6 +1041,25 @@ static std::vector<Policy> policiesOf(const Graph &graph,
 /// never over the budget when anything fits.
 static SolveResult solveAuto(const Graph &graph, int64_t budget,
                              const SolverOptions &options) {
+  // Below the peak no schedule can beat (the arguments plus the op that
+  // needs most), runs aimed at the budget are lost; the answer is the least
+  // peak of auto's budget-independent ladders (and of the simple solvers),
+  // the same for every such budget. (It is a budget auto meets, but not
+  // always the least: a run aimed at a budget a little above it can find
+  // a lower peak than the ladders hold.)
+  if (budget < graph.peakLowerBound()) {
+    SolveResult best = fromLadder(graph, budget, GreedyScoring::Bound);
+    auto consider = [&](SolveResult r) {
+      if (isBetter(r, best))
+        best = std::move(r);
+    };
+    if (graph.size() <= kExactGreedyNodes)
+      consider(fromLadder(graph, budget, GreedyScoring::Exact));
+    consider(solveChenGreedy(graph, budget, options));
+    consider(solveEveryLayer(graph, budget, options));
+    consider(solveChenSqrt(graph, budget, options));
+    return best;
+  }
   bool tiny = graph.size() <= kSmallGraphNodes;
   GreedyRuns runs = greedyRuns(graph, budget);
   // Every answer found, judged against `budget`.

@@ -335,6 +335,25 @@ TEST(Auto, OnLargerGraphsIsNeverWorseThanGreedy) {
   }
 }
 
+TEST(Auto, BelowTheLowerBoundAnswersTheSameFromItsLadders) {
+  // Below the bound no schedule meets, auto answers from its ladders alone:
+  // one answer for every such budget, valid, naming a budget auto meets.
+  // Graphs under and over 256 nodes (where the ladders differ).
+  for (unsigned seed = 0; seed < 12; ++seed) {
+    unsigned nodes = seed < 10 ? 8 + 5 * seed : 140 + 10 * (seed - 10);
+    Graph g = test::randomTrainingGraph(300 + seed, nodes);
+    int64_t bound = g.peakLowerBound();
+    SolveResult refused = solve("auto", g, bound - 1);
+    ASSERT_FALSE(refused.feasible) << "seed " << seed;
+    EXPECT_TRUE(simulate(g, refused.schedule).valid) << "seed " << seed;
+    EXPECT_TRUE(solve("auto", g, refused.peakBytes).feasible)
+        << "seed " << seed;
+    SolveResult atZero = solve("auto", g, 0);
+    EXPECT_EQ(atZero.peakBytes, refused.peakBytes) << "seed " << seed;
+    EXPECT_DOUBLE_EQ(atZero.cost, refused.cost) << "seed " << seed;
+  }
+}
+
 TEST(Auto, IsNeverWorseThanGreedyAndNeverOverTheBudget) {
   for (unsigned seed = 0; seed < 30; ++seed) {
     Graph g = test::randomTrainingGraph(100 + seed, 10 + seed % 20);
