@@ -412,8 +412,8 @@ struct MapToGPUPass
   /// 4 x 4 outputs each, or, where m and n are both at least 64 and
   /// register-tile is 8 (not the default: not yet timed on a GPU), 8 x 8
   /// threads with 8 x 8 outputs each (the same 64 x 64 tile and grid, but
-  /// 4 multiply-adds per shared-memory load instead of 2). For each step of kTileK
-  /// along k, the block copies the A and B tiles to shared memory (each
+  /// 4 multiply-adds per shared-memory load instead of 2). For each step of
+  /// kTileK along k, the block copies the A and B tiles to shared memory (each
   /// thread loads neighbouring elements along the operand's innermost
   /// dimension, so loads coalesce whatever the transpose; rows padded by
   /// one to spread the stores over banks), waits, and accumulates. Every
@@ -923,8 +923,8 @@ struct MapToGPUPass
   static Operation *combiner(Value acc, Value next) {
     Operation *op = next.getDefiningOp();
     if (!op || !isa<FloatType>(acc.getType()) ||
-        !isa<arith::AddFOp, arith::MulFOp, arith::MaximumFOp,
-             arith::MinimumFOp, arith::MaxNumFOp, arith::MinNumFOp>(op))
+        !isa<arith::AddFOp, arith::MulFOp, arith::MaximumFOp, arith::MinimumFOp,
+             arith::MaxNumFOp, arith::MinNumFOp>(op))
       return nullptr;
     if (!acc.hasOneUse() || op->getOperand(0) == op->getOperand(1) ||
         !llvm::is_contained(op->getOperands(), acc))
@@ -936,8 +936,8 @@ struct MapToGPUPass
   static Value identityOf(OpBuilder &b, Location loc, Operation *comb) {
     auto type = cast<FloatType>(comb->getResult(0).getType());
     const llvm::fltSemantics &sem = type.getFloatSemantics();
-    APFloat v = isa<arith::AddFOp>(comb) ? APFloat::getZero(sem, true)
-                : isa<arith::MulFOp>(comb) ? APFloat::getOne(sem)
+    APFloat v = isa<arith::AddFOp>(comb)       ? APFloat::getZero(sem, true)
+                : isa<arith::MulFOp>(comb)     ? APFloat::getOne(sem)
                 : isa<arith::MaximumFOp>(comb) ? APFloat::getInf(sem, true)
                 : isa<arith::MinimumFOp>(comb) ? APFloat::getInf(sem, false)
                                                : APFloat::getNaN(sem);
@@ -972,8 +972,8 @@ struct MapToGPUPass
       return std::nullopt;
     for (scf::ForOp loop = outer; loop;) {
       n.loops.push_back(loop);
-      std::optional<Dim> d = staticDim(loop.getLowerBound(),
-                                       loop.getUpperBound(), loop.getStep());
+      std::optional<Dim> d =
+          staticDim(loop.getLowerBound(), loop.getUpperBound(), loop.getStep());
       if (!d)
         return std::nullopt;
       n.dims.push_back(*d);
@@ -1032,7 +1032,8 @@ struct MapToGPUPass
       if (d > 0)
         rest = arith::DivUIOp::create(b, loc, rest, extent);
       ivs[d] = arith::AddIOp::create(
-          b, loc, arith::MulIOp::create(b, loc, pos, indexConst(b, loc, dims[d].step)),
+          b, loc,
+          arith::MulIOp::create(b, loc, pos, indexConst(b, loc, dims[d].step)),
           indexConst(b, loc, dims[d].lower));
     }
     return ivs;
@@ -1042,14 +1043,12 @@ struct MapToGPUPass
   /// `partials`, through `scratch` (lanes values per accumulator) in a
   /// fixed tree; the totals, in every thread. Barriers at the kernel's top
   /// level only; the last one frees the scratch for the next reduction.
-  static SmallVector<Value> combineLanes(OpBuilder &kb, Location loc,
-                                         Value tid, int64_t lanes,
-                                         Value scratch,
+  static SmallVector<Value> combineLanes(OpBuilder &kb, Location loc, Value tid,
+                                         int64_t lanes, Value scratch,
                                          ArrayRef<Operation *> combs,
                                          ValueRange partials) {
     auto slot = [&](OpBuilder &b, size_t k, Value lane) -> Value {
-      return arith::AddIOp::create(b, loc, lane,
-                                   indexConst(b, loc, k * lanes));
+      return arith::AddIOp::create(b, loc, lane, indexConst(b, loc, k * lanes));
     };
     for (auto [k, p] : llvm::enumerate(partials))
       memref::StoreOp::create(kb, loc, p, scratch, slot(kb, k, tid));
@@ -1059,7 +1058,8 @@ struct MapToGPUPass
                                            tid, indexConst(kb, loc, half));
       auto ifOp = scf::IfOp::create(kb, loc, active, /*withElseRegion=*/false);
       OpBuilder tb = ifOp.getThenBodyBuilder();
-      Value other = arith::AddIOp::create(tb, loc, tid, indexConst(tb, loc, half));
+      Value other =
+          arith::AddIOp::create(tb, loc, tid, indexConst(tb, loc, half));
       for (auto [k, comb] : llvm::enumerate(combs)) {
         Value x = memref::LoadOp::create(tb, loc, scratch, slot(tb, k, tid));
         Value y = memref::LoadOp::create(tb, loc, scratch, slot(tb, k, other));
@@ -1115,11 +1115,11 @@ struct MapToGPUPass
     Value one = indexConst(b, loc, 1);
     SmallVector<Type> workgroup;
     if (accs)
-      workgroup.push_back(MemRefType::get(
-          {static_cast<int64_t>(accs) * lanes}, accType,
-          MemRefLayoutAttrInterface(),
-          gpu::AddressSpaceAttr::get(b.getContext(),
-                                     gpu::AddressSpace::Workgroup)));
+      workgroup.push_back(
+          MemRefType::get({static_cast<int64_t>(accs) * lanes}, accType,
+                          MemRefLayoutAttrInterface(),
+                          gpu::AddressSpaceAttr::get(
+                              b.getContext(), gpu::AddressSpace::Workgroup)));
     auto launch = gpu::LaunchOp::create(
         b, loc, indexConst(b, loc, rows), one, one, indexConst(b, loc, lanes),
         one, one, /*dynamicSharedMemorySize=*/Value(),
@@ -1147,24 +1147,23 @@ struct MapToGPUPass
 
     // The iterations of `n` this thread takes: tid, tid + lanes, ...; in
     // each, the nest's indices mapped and its levels' constants cloned.
-    auto strided = [&](const InnerNest &n, ValueRange inits,
-                       function_ref<SmallVector<Value>(OpBuilder &,
-                                                       ValueRange)>
-                           step) {
-      return scf::ForOp::create(
-          kb, loc, tid, indexConst(kb, loc, n.trip),
-          indexConst(kb, loc, lanes), inits,
-          [&](OpBuilder &ib, Location, Value i, ValueRange iter) {
-            SmallVector<Value> ivs = delinearize(ib, loc, i, n.dims);
-            for (auto [k, loop] : llvm::enumerate(n.loops))
-              map.map(scf::ForOp(loop).getInductionVar(), ivs[k]);
-            for (scf::ForOp loop : ArrayRef(n.loops).drop_back())
-              for (Operation &op : loop.getBody()->without_terminator())
-                if (isa<arith::ConstantOp>(op))
-                  ib.clone(op, map);
-            scf::YieldOp::create(ib, loc, step(ib, iter));
-          });
-    };
+    auto strided =
+        [&](const InnerNest &n, ValueRange inits,
+            function_ref<SmallVector<Value>(OpBuilder &, ValueRange)> step) {
+          return scf::ForOp::create(
+              kb, loc, tid, indexConst(kb, loc, n.trip),
+              indexConst(kb, loc, lanes), inits,
+              [&](OpBuilder &ib, Location, Value i, ValueRange iter) {
+                SmallVector<Value> ivs = delinearize(ib, loc, i, n.dims);
+                for (auto [k, loop] : llvm::enumerate(n.loops))
+                  map.map(scf::ForOp(loop).getInductionVar(), ivs[k]);
+                for (scf::ForOp loop : ArrayRef(n.loops).drop_back())
+                  for (Operation &op : loop.getBody()->without_terminator())
+                    if (isa<arith::ConstantOp>(op))
+                      ib.clone(op, map);
+                scf::YieldOp::create(ib, loc, step(ib, iter));
+              });
+        };
     for (Operation &op : body->without_terminator()) {
       auto it = inner.find(&op);
       if (it == inner.end()) {
@@ -1205,13 +1204,13 @@ struct MapToGPUPass
               next.push_back(map.lookupOrDefault(v));
             return next;
           });
-      SmallVector<Value> totals = combineLanes(
-          kb, loc, tid, lanes, scratch, n.combs, partial.getResults());
+      SmallVector<Value> totals = combineLanes(kb, loc, tid, lanes, scratch,
+                                               n.combs, partial.getResults());
       scf::ForOp top = n.loops.front();
       for (auto [k, comb] : llvm::enumerate(n.combs))
         map.map(top.getResult(k),
-                combine(kb, loc, comb, map.lookupOrDefault(top.getInitArgs()[k]),
-                        totals[k]));
+                combine(kb, loc, comb,
+                        map.lookupOrDefault(top.getInitArgs()[k]), totals[k]));
     }
     outer.erase();
     return true;
@@ -1254,8 +1253,7 @@ struct MapToGPUPass
       steps.push_back(indexConst(b, loc, 1));
     }
     scf::LoopNest nest = scf::buildLoopNest(
-        b, loc, lbs, ubs, steps,
-        [&](OpBuilder &nb, Location, ValueRange ivs) {
+        b, loc, lbs, ubs, steps, [&](OpBuilder &nb, Location, ValueRange ivs) {
           DenseMap<Value, Owned> owned;
           for (linalg::LinalgOp op : group)
             emitThread(nb, op, extents.empty() ? ValueRange() : ivs, owned,

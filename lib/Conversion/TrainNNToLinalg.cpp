@@ -636,13 +636,13 @@ Value NNLowering::lowerNorm() {
           // zero-filled result once (the same sums, in the same order, as
           // accumulating in the result).
           Value p = kept[0];
-          Value sum = reduceLoop(
-              nb, statBounds, fconst(nb, 0.0),
-              [&](OpBuilder &ib, ValueRange s, Value acc) -> Value {
-                Value g = MulFOp::create(ib, loc, extract(ib, dy, at(s)),
-                                         xhat(ib, s));
-                return AddFOp::create(ib, loc, acc, g);
-              });
+          Value sum =
+              reduceLoop(nb, statBounds, fconst(nb, 0.0),
+                         [&](OpBuilder &ib, ValueRange s, Value acc) -> Value {
+                           Value g = MulFOp::create(
+                               ib, loc, extract(ib, dy, at(s)), xhat(ib, s));
+                           return AddFOp::create(ib, loc, acc, g);
+                         });
           return insert(nb, AddFOp::create(nb, loc, extract(nb, out, {p}), sum),
                         out, {p});
         }
@@ -680,12 +680,11 @@ Value NNLowering::lowerCrossEntropy() {
   // Row statistics: the maximum and the sum of exponentials.
   auto stats = [&](OpBuilder &nb, Value i) {
     auto at = [&](Value j) { return SmallVector<Value>{i, j}; };
-    Value mx =
-        reduceLoop(nb, {classes}, fconst(nb, negInf),
-                   [&](OpBuilder &ib, ValueRange j, Value acc) -> Value {
-                     return MaximumFOp::create(ib, loc, acc,
-                                               extract(ib, logits, at(j[0])));
-                   });
+    Value mx = reduceLoop(nb, {classes}, fconst(nb, negInf),
+                          [&](OpBuilder &ib, ValueRange j, Value acc) -> Value {
+                            return MaximumFOp::create(
+                                ib, loc, acc, extract(ib, logits, at(j[0])));
+                          });
     Value sum = reduceLoop(
         nb, {classes}, fconst(nb, 0.0),
         [&](OpBuilder &ib, ValueRange j, Value acc) -> Value {

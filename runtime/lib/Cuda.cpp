@@ -397,9 +397,8 @@ void remat_cuda_print_profile(int top, int steps) {
                   grid, block, name.c_str());
     rows.emplace_back(ms, line);
   }
-  std::sort(rows.begin(), rows.end(), [](const auto &a, const auto &b) {
-    return a.first > b.first;
-  });
+  std::sort(rows.begin(), rows.end(),
+            [](const auto &a, const auto &b) { return a.first > b.first; });
   std::fprintf(stderr,
                "kernel profile, per step over %d steps: %.3f ms in %zu "
                "kernels and shapes\n%10s %8s %8s %17s %s\n",
