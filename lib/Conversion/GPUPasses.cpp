@@ -82,6 +82,35 @@ struct Dim {
   int64_t lower, step, extent;
 };
 
+/// The indices of `dims` (innermost fastest) at linear position `linear`.
+static SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value linear,
+                                      ArrayRef<Dim> dims) {
+  SmallVector<Value> ivs(dims.size());
+  Value rest = linear;
+  for (int d = static_cast<int>(dims.size()) - 1; d >= 0; --d) {
+    Value extent = indexConst(b, loc, dims[d].extent);
+    Value pos = d == 0 ? rest : arith::RemUIOp::create(b, loc, rest, extent);
+    if (d > 0)
+      rest = arith::DivUIOp::create(b, loc, rest, extent);
+    ivs[d] = arith::AddIOp::create(
+        b, loc,
+        arith::MulIOp::create(b, loc, pos, indexConst(b, loc, dims[d].step)),
+        indexConst(b, loc, dims[d].lower));
+  }
+  return ivs;
+}
+
+/// Whether `op` may write memory (or has effects no interface states),
+/// asserts aside: what a reduction's body must not do, and what only one
+/// thread of a block may do at a row's level.
+static bool writesMemory(Operation *op) {
+  if (isa<cf::AssertOp>(op)) // declares a write so as not to be reordered
+    return false;
+  if (auto effects = dyn_cast<MemoryEffectOpInterface>(op))
+    return effects.hasEffect<MemoryEffects::Write>();
+  return !op->hasTrait<OpTrait::HasRecursiveMemoryEffects>();
+}
+
 /// A kernel of `threads` threads in blocks of `blockSize`, whose body
 /// computes the thread's linear index and, when it is in range, calls
 /// `body` with the induction variables of `dims` (innermost fastest).
@@ -106,20 +135,7 @@ static void buildKernel(OpBuilder &b, Location loc, ArrayRef<Dim> dims,
   gpu::TerminatorOp::create(kb, loc);
   kb.setInsertionPoint(entry.getTerminator());
   auto emitBody = [&](OpBuilder &ib) {
-    SmallVector<Value> ivs(dims.size());
-    Value rest = id;
-    for (int d = static_cast<int>(dims.size()) - 1; d >= 0; --d) {
-      Value extent = indexConst(ib, loc, dims[d].extent);
-      Value pos = d == 0 ? rest : arith::RemUIOp::create(ib, loc, rest, extent);
-      if (d > 0)
-        rest = arith::DivUIOp::create(ib, loc, rest, extent);
-      ivs[d] = arith::AddIOp::create(
-          ib, loc,
-          arith::MulIOp::create(ib, loc, pos,
-                                indexConst(ib, loc, dims[d].step)),
-          indexConst(ib, loc, dims[d].lower));
-    }
-    body(ib, ivs);
+    body(ib, delinearize(ib, loc, id, dims));
   };
   if (grid * block == total) {
     emitBody(kb);
@@ -1001,12 +1017,7 @@ struct MapToGPUPass
       return n;
     // A reduction's body only reads memory and computes.
     WalkResult writes = inner.getBody()->walk([](Operation *op) {
-      auto effects = dyn_cast<MemoryEffectOpInterface>(op);
-      if ((effects && effects.hasEffect<MemoryEffects::Write>()) ||
-          (!effects && !op->hasTrait<OpTrait::HasRecursiveMemoryEffects>() &&
-           !isa<cf::AssertOp>(op)))
-        return WalkResult::interrupt();
-      return WalkResult::advance();
+      return writesMemory(op) ? WalkResult::interrupt() : WalkResult::advance();
     });
     if (writes.wasInterrupted())
       return std::nullopt;
@@ -1019,24 +1030,6 @@ struct MapToGPUPass
       n.combs.push_back(comb);
     }
     return n;
-  }
-
-  /// The indices of `dims` (innermost fastest) at linear position `linear`.
-  static SmallVector<Value> delinearize(OpBuilder &b, Location loc,
-                                        Value linear, ArrayRef<Dim> dims) {
-    SmallVector<Value> ivs(dims.size());
-    Value rest = linear;
-    for (int d = static_cast<int>(dims.size()) - 1; d >= 0; --d) {
-      Value extent = indexConst(b, loc, dims[d].extent);
-      Value pos = d == 0 ? rest : arith::RemUIOp::create(b, loc, rest, extent);
-      if (d > 0)
-        rest = arith::DivUIOp::create(b, loc, rest, extent);
-      ivs[d] = arith::AddIOp::create(
-          b, loc,
-          arith::MulIOp::create(b, loc, pos, indexConst(b, loc, dims[d].step)),
-          indexConst(b, loc, dims[d].lower));
-    }
-    return ivs;
   }
 
   /// The block-wide combination, per accumulator, of every thread's
@@ -1101,7 +1094,8 @@ struct MapToGPUPass
         }
         accs = std::max(accs, n->combs.size());
         inner[f] = std::move(*n);
-      } else if (op.getNumRegions()) {
+      } else if (op.getNumRegions() ||
+                 (writesMemory(&op) && !isa<memref::StoreOp>(op))) {
         return false;
       }
     }
@@ -1171,8 +1165,10 @@ struct MapToGPUPass
           kb.clone(op, map);
           continue;
         }
-        // A row-level store: the block's first thread makes it, and the
-        // others wait before reading anything.
+        // A row-level store: the block's first thread makes it once every
+        // thread is done with what it overwrites, and the others wait
+        // before reading anything.
+        gpu::BarrierOp::create(kb, loc);
         auto ifOp = scf::IfOp::create(kb, loc, isFirst, false);
         OpBuilder tb = ifOp.getThenBodyBuilder();
         tb.clone(op, map);
@@ -1183,6 +1179,8 @@ struct MapToGPUPass
       scf::ForOp innermost = n.loops.back();
       Block *nbody = innermost.getBody();
       if (!n.reduction) {
+        // Writes, between barriers like a row-level store's.
+        gpu::BarrierOp::create(kb, loc);
         strided(n, {}, [&](OpBuilder &ib, ValueRange) {
           for (Operation &o : nbody->without_terminator())
             ib.clone(o, map);

@@ -601,8 +601,9 @@ Value NNLowering::lowerNorm() {
   }
 
   Value init = gradWeight ? filled(resultType(), 0.0) : empty(resultType());
-  // Weight gradients accumulate over the kept dimensions unless the
-  // parameter's dimension is one of them (batch norm's channels).
+  // One iteration per kept index (row, or batch norm's channel); the only
+  // weight gradient left here is batch norm's, whose channel is the kept
+  // index, so every iteration writes its own elements.
   return loop1(
       b, keptBounds, init,
       [&](OpBuilder &nb, ValueRange kept, Value out) {

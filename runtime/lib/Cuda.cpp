@@ -385,33 +385,28 @@ void remat_cuda_set_profiling(int on) { state().profiling = on != 0; }
 
 void remat_cuda_print_profile(int top, int steps) {
   State &s = state();
-  std::vector<std::pair<double, std::string>> rows;
+  using Entry = decltype(s.kernels)::const_iterator;
+  std::vector<Entry> rows;
   double total = 0;
-  for (const auto &[key, t] : s.kernels) {
-    const auto &[name, grid, block] = key;
-    double ms = t.ms / std::max(steps, 1);
-    total += ms;
-    char line[512];
-    std::snprintf(line, sizeof(line), "%10.3f %8.2f %8lld %9u x %-5u %s", ms,
-                  0.0, static_cast<long long>(t.launches / std::max(steps, 1)),
-                  grid, block, name.c_str());
-    rows.emplace_back(ms, line);
+  for (auto it = s.kernels.begin(); it != s.kernels.end(); ++it) {
+    rows.push_back(it);
+    total += it->second.ms;
   }
   std::sort(rows.begin(), rows.end(),
-            [](const auto &a, const auto &b) { return a.first > b.first; });
+            [](Entry a, Entry b) { return a->second.ms > b->second.ms; });
+  double per = 1.0 / std::max(steps, 1);
   std::fprintf(stderr,
                "kernel profile, per step over %d steps: %.3f ms in %zu "
                "kernels and shapes\n%10s %8s %8s %17s %s\n",
-               steps, total, rows.size(), "ms", "share%", "launches",
+               steps, total * per, rows.size(), "ms", "share%", "launches",
                "blocks x threads", "kernel");
   for (size_t i = 0; i < rows.size() && static_cast<int>(i) < top; ++i) {
-    // The share column, filled in now that the total is known.
-    std::string line = rows[i].second;
-    char share[16];
-    std::snprintf(share, sizeof(share), "%8.2f",
-                  total > 0 ? 100 * rows[i].first / total : 0.0);
-    line.replace(11, 8, share);
-    std::fprintf(stderr, "%s\n", line.c_str());
+    const auto &[name, grid, block] = rows[i]->first;
+    const State::KernelTotal &t = rows[i]->second;
+    std::fprintf(stderr, "%10.3f %8.2f %8lld %9u x %-5u %s\n", t.ms * per,
+                 total > 0 ? 100 * t.ms / total : 0.0,
+                 static_cast<long long>(t.launches) / std::max(steps, 1), grid,
+                 block, name.c_str());
   }
 }
 

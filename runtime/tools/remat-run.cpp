@@ -705,6 +705,9 @@ int main(int argc, char **argv) {
           m.function + "'");
   }
 
+  if (opts.profileKernels && m.target != "cuda")
+    die("--profile-kernels times CUDA kernels; '" + opts.manifest + "' is a " +
+        m.target + " step");
   std::string library =
       m.library[0] == '/' ? m.library : dirOf(opts.manifest) + "/" + m.library;
   // A CUDA step loads its kernels when the library is opened: the driver
@@ -807,13 +810,12 @@ int main(int argc, char **argv) {
   bool hashOutputs = m.results.size() > 1;
   // The first step loads the device module: profiles leave it out when
   // there are more.
-  int profiledSteps = 0;
+  int firstProfiled = opts.steps > 1 ? 1 : 0;
   for (int s = 0; s < opts.steps; ++s) {
     double ms;
     std::vector<void *> outputs;
-    if (cuda && opts.profileKernels && s == (opts.steps > 1 ? 1 : 0))
+    if (opts.profileKernels && s == firstProfiled)
       remat_cuda_set_profiling(1);
-    profiledSteps += cuda && opts.profileKernels && s >= (opts.steps > 1);
     losses.push_back(step.run(&ms, hashOutputs ? &outputs : nullptr));
     times.push_back(ms);
     if (hashOutputs) {
@@ -895,8 +897,8 @@ int main(int argc, char **argv) {
         save.write(static_cast<const char *>(step.argument(i)),
                    m.arguments[i].bytes());
     }
-  if (profiledSteps)
-    remat_cuda_print_profile(opts.profileKernels, profiledSteps);
+  if (opts.profileKernels)
+    remat_cuda_print_profile(opts.profileKernels, opts.steps - firstProfiled);
   double overhead = m.predictedCost / std::max(m.baselineCost, 1.0);
   if (opts.json) {
     std::printf("{\"function\": \"%s\", \"target\": \"%s\", "

@@ -113,8 +113,8 @@ def RematMapToGPU : Pass<"remat-map-to-gpu", "func::FuncOp"> {
     through workgroup memory and then with the accumulator's initial value.
     The order of the sums differs from one thread's, but is the same on
     every run and in every build of the step. Row-level stores are made
-    by the block's first thread; barriers follow them and every inner
-    nest that writes memory.
+    by the block's first thread; they and every inner nest that writes
+    memory stand between barriers.
     Linalg ops whose outputs are not
     indexed by parallel dimensions alone become `scf.parallel` loops first.
     Each top-level `scf.parallel` without reductions, each `scf.for` nest
