@@ -65,13 +65,17 @@ public:
   /// The optimum of the LP relaxation, a lower bound on the cost of every
   /// schedule within the budget; none when CLP does not finish in time.
   std::optional<double> relaxationBound(double seconds);
-  bool relaxationInfeasible() const {
-    return relaxation.isProvenPrimalInfeasible();
-  }
-  /// Solves; returns false when CBC found no solution in time.
-  bool solve(double seconds, SolveResult &result);
-  bool runBounded(double seconds, std::vector<double> &x, bool &optimal,
-                  double &bound);
+  /// What the LP relaxation said (in the child process).
+  enum class Relaxation : int32_t { Unknown, Bounded, Infeasible };
+  /// Solves within `seconds` of wall-clock time: the LP relaxation first,
+  /// then, unless its bound already proves `startCost` optimal or no
+  /// schedule fits, CBC. Returns false when CBC found no solution in time;
+  /// `relaxation` and `relaxedBound` report the LP either way.
+  bool solve(double seconds, double startCost, SolveResult &result,
+             Relaxation &relaxation, double &relaxedBound);
+  bool runBounded(double seconds, double startCost, std::vector<double> &x,
+                  bool &optimal, double &bound, Relaxation &relaxation,
+                  double &relaxedBound);
 
 private:
   // Columns and rows are collected and handed to CBC in one call (load()):
@@ -115,6 +119,9 @@ private:
   double unit = 1, capacity = 0;
   Cbc_Model *model = nullptr;
   ClpSimplex relaxation;
+  std::vector<CoinBigIndex> cscStart;
+  std::vector<int> cscRows;
+  std::vector<double> cscValues;
   int columns = 0;
   std::vector<double> colLower, colUpper, objective, rowLower, rowUpper;
   std::vector<char> isInteger;
@@ -241,14 +248,17 @@ void MilpModel::build() {
 }
 
 void MilpModel::load() {
-  // Compressed sparse columns.
-  std::vector<CoinBigIndex> start(columns + 1, 0);
+  // Compressed sparse columns, kept for the LP (loaded in the child).
+  std::vector<CoinBigIndex> &start = cscStart;
+  start.assign(columns + 1, 0);
   for (const Entry &e : entries)
     ++start[e.col + 1];
   for (int c = 0; c < columns; ++c)
     start[c + 1] += start[c];
-  std::vector<int> rows(entries.size());
-  std::vector<double> values(entries.size());
+  std::vector<int> &rows = cscRows;
+  std::vector<double> &values = cscValues;
+  rows.resize(entries.size());
+  values.resize(entries.size());
   std::vector<CoinBigIndex> next(start.begin(), start.end() - 1);
   for (const Entry &e : entries) {
     rows[next[e.col]] = e.row;
@@ -258,10 +268,6 @@ void MilpModel::load() {
                   start.data(), rows.data(), values.data(), colLower.data(),
                   colUpper.data(), objective.data(), rowLower.data(),
                   rowUpper.data());
-  relaxation.loadProblem(columns, static_cast<int>(rowLower.size()),
-                         start.data(), rows.data(), values.data(),
-                         colLower.data(), colUpper.data(), objective.data(),
-                         rowLower.data(), rowUpper.data());
   for (int c = 0; c < columns; ++c)
     if (isInteger[c])
       Cbc_setInteger(model, c);
@@ -311,6 +317,10 @@ void MilpModel::setStart(const Schedule &schedule) {
 }
 
 std::optional<double> MilpModel::relaxationBound(double seconds) {
+  relaxation.loadProblem(columns, static_cast<int>(rowLower.size()),
+                         cscStart.data(), cscRows.data(), cscValues.data(),
+                         colLower.data(), colUpper.data(), objective.data(),
+                         rowLower.data(), rowUpper.data());
   relaxation.setLogLevel(0);
   relaxation.setMaximumSeconds(seconds);
   // Dual simplex: on MobileNet's 160,000 rows it takes 4 s where the
@@ -334,6 +344,11 @@ namespace {
 /// What a CBC run reports back through the pipe, before the solution.
 struct Outcome {
   int32_t hasSolution, optimal;
+  double bound;
+};
+/// What the child reports first: the LP relaxation's verdict.
+struct LpOutcome {
+  MilpModel::Relaxation state;
   double bound;
 };
 
@@ -369,18 +384,22 @@ bool readUntil(int fd, char *out, size_t bytes,
 } // namespace
 
 /// CBC's time limit binds its branch and bound, not the root LP, which on a
-/// few hundred nodes alone takes far longer than any sensible limit. So CBC
-/// runs in a child process that is killed at the deadline: the limit is a
-/// wall-clock promise, and the caller falls back to the warm start.
-bool MilpModel::runBounded(double seconds, std::vector<double> &x,
-                           bool &optimal, double &bound) {
+/// few hundred nodes alone takes far longer than any sensible limit; CLP's
+/// limit does not cover its presolve. So both run in a child process that
+/// is killed at the deadline: the limit is a wall-clock promise, and the
+/// caller falls back to the warm start. The child reports the LP first, so
+/// its bound survives a CBC run cut short.
+bool MilpModel::runBounded(double seconds, double startCost,
+                           std::vector<double> &x, bool &optimal, double &bound,
+                           Relaxation &relaxationOut, double &relaxedBound) {
+  relaxationOut = Relaxation::Unknown;
   int fds[2];
   if (::pipe(fds) != 0)
     return false;
+  auto began = std::chrono::steady_clock::now();
   auto deadline =
-      std::chrono::steady_clock::now() +
-      std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-          std::chrono::duration<double>(seconds));
+      began + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                  std::chrono::duration<double>(seconds));
   pid_t child = ::fork();
   if (child < 0) {
     ::close(fds[0]);
@@ -389,15 +408,6 @@ bool MilpModel::runBounded(double seconds, std::vector<double> &x,
   }
   if (child == 0) {
     ::close(fds[0]);
-    Cbc_setLogLevel(model, 0);
-    Cbc_setMaximumSeconds(model, seconds);
-    Cbc_setParameter(model, "threads", "1");
-    Cbc_solve(model);
-    const double *sol = Cbc_getColSolution(model);
-    Outcome o{sol && Cbc_numberSavedSolutions(model) > 0 &&
-                  !Cbc_isProvenInfeasible(model),
-              Cbc_isProvenOptimal(model) != 0,
-              Cbc_getBestPossibleObjValue(model)};
     auto put = [&](const void *data, size_t bytes) {
       const char *p = static_cast<const char *>(data);
       while (bytes > 0) {
@@ -408,15 +418,45 @@ bool MilpModel::runBounded(double seconds, std::vector<double> &x,
         bytes -= static_cast<size_t>(n);
       }
     };
+    std::optional<double> lp = relaxationBound(seconds);
+    LpOutcome first{relaxation.isProvenPrimalInfeasible()
+                        ? Relaxation::Infeasible
+                    : lp ? Relaxation::Bounded
+                         : Relaxation::Unknown,
+                    lp.value_or(0)};
+    put(&first, sizeof(first));
+    if (first.state == Relaxation::Infeasible ||
+        (lp && startCost <= *lp + 1e-6 * startCost))
+      ::_exit(0);
+    double left = seconds - std::chrono::duration<double>(
+                                std::chrono::steady_clock::now() - began)
+                                .count();
+    Cbc_setLogLevel(model, 0);
+    Cbc_setMaximumSeconds(model, std::max(left, 0.01));
+    Cbc_setParameter(model, "threads", "1");
+    Cbc_solve(model);
+    const double *sol = Cbc_getColSolution(model);
+    Outcome o{sol && Cbc_numberSavedSolutions(model) > 0 &&
+                  !Cbc_isProvenInfeasible(model),
+              Cbc_isProvenOptimal(model) != 0,
+              Cbc_getBestPossibleObjValue(model)};
     put(&o, sizeof(o));
     if (o.hasSolution)
       put(sol, sizeof(double) * columns);
     ::_exit(0);
   }
   ::close(fds[1]);
+  LpOutcome first{};
   Outcome o{};
   x.assign(columns, 0.0);
+  bool heard = readUntil(fds[0], reinterpret_cast<char *>(&first),
+                         sizeof(first), deadline);
+  if (heard) {
+    relaxationOut = first.state;
+    relaxedBound = first.bound;
+  }
   bool ok =
+      heard &&
       readUntil(fds[0], reinterpret_cast<char *>(&o), sizeof(o), deadline) &&
       o.hasSolution &&
       readUntil(fds[0], reinterpret_cast<char *>(x.data()),
@@ -429,11 +469,13 @@ bool MilpModel::runBounded(double seconds, std::vector<double> &x,
   return ok;
 }
 
-bool MilpModel::solve(double seconds, SolveResult &result) {
+bool MilpModel::solve(double seconds, double startCost, SolveResult &result,
+                      Relaxation &relaxation, double &relaxedBound) {
   std::vector<double> x;
   bool optimal = false;
   double bound = 0;
-  if (!runBounded(seconds, x, optimal, bound))
+  if (!runBounded(seconds, startCost, x, optimal, bound, relaxation,
+                  relaxedBound))
     return false;
   auto on = [&](int c) { return x[c] > 0.5; };
   size_t n = stages();
@@ -478,7 +520,6 @@ bool MilpModel::solve(double seconds, SolveResult &result) {
 
 SolveResult remat::detail::solveMilp(const Graph &graph, int64_t budget,
                                      const SolverOptions &options) {
-  auto began = std::chrono::steady_clock::now();
   // The greedy answer is the warm start and the fallback.
   SolveResult start = solve("greedy", graph, budget, options);
   if (budget < graph.argumentBytes()) {
@@ -489,30 +530,28 @@ SolveResult remat::detail::solveMilp(const Graph &graph, int64_t budget,
   model.build();
   if (start.feasible)
     model.setStart(start.schedule);
-  auto left = [&] {
-    return options.timeLimitSeconds -
-           std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                         began)
-               .count();
+  auto proves = [](const SolveResult &r, std::optional<double> bound) {
+    return r.feasible && bound && r.cost <= *bound + 1e-6 * r.cost;
   };
-  std::optional<double> relaxed = model.relaxationBound(left());
-  if (model.relaxationInfeasible()) {
+  SolveResult r;
+  MilpModel::Relaxation relaxation;
+  double relaxedBound = 0;
+  bool solved = model.solve(options.timeLimitSeconds,
+                            start.feasible ? start.cost : kInfinity, r,
+                            relaxation, relaxedBound);
+  std::optional<double> relaxed;
+  if (relaxation == MilpModel::Relaxation::Bounded)
+    relaxed = relaxedBound;
+  if (relaxation == MilpModel::Relaxation::Infeasible) {
     // Not even a fractional schedule fits: no schedule meets the budget.
     start.optimal = true;
     return start;
   }
-  auto proves = [](const SolveResult &r, std::optional<double> bound) {
-    return r.feasible && bound && r.cost <= *bound + 1e-6 * r.cost;
-  };
-  if (proves(start, relaxed)) {
-    start.optimal = true;
+  if (!solved) {
+    // CBC found nothing in time (or was not needed): the warm start stands,
+    // with the LP's bound where there is one.
     start.lowerBound = relaxed;
-    return start;
-  }
-  SolveResult r;
-  if (left() <= 0 || !model.solve(left(), r)) {
-    start.optimal = start.feasible ? std::optional<bool>(false) : std::nullopt;
-    start.lowerBound = relaxed;
+    start.optimal = proves(start, relaxed);
     if (!relaxed)
       start.optimal.reset();
     return start;
