@@ -65,7 +65,8 @@ public:
   /// The optimum of the LP relaxation, a lower bound on the cost of every
   /// schedule within the budget; none when CLP does not finish in time.
   std::optional<double> relaxationBound(double seconds);
-  /// What the LP relaxation said (in the child process).
+  /// What the child proved: a bound from the LP relaxation, or that no
+  /// schedule fits (the relaxation or CBC found the model infeasible).
   enum class Relaxation : int32_t { Unknown, Bounded, Infeasible };
   /// Solves within `seconds` of wall-clock time: the LP relaxation first,
   /// then, unless its bound already proves `startCost` optimal or no
@@ -343,7 +344,7 @@ std::optional<double> MilpModel::relaxationBound(double seconds) {
 namespace {
 /// What a CBC run reports back through the pipe, before the solution.
 struct Outcome {
-  int32_t hasSolution, optimal;
+  int32_t hasSolution, optimal, infeasible;
   double bound;
 };
 /// What the child reports first: the LP relaxation's verdict.
@@ -426,7 +427,7 @@ bool MilpModel::runBounded(double seconds, double startCost,
                     lp.value_or(0)};
     put(&first, sizeof(first));
     if (first.state == Relaxation::Infeasible ||
-        (lp && startCost <= *lp + 1e-6 * startCost))
+        (lp && std::isfinite(startCost) && startCost <= *lp + 1e-6 * startCost))
       ::_exit(0);
     double left = seconds - std::chrono::duration<double>(
                                 std::chrono::steady_clock::now() - began)
@@ -439,6 +440,7 @@ bool MilpModel::runBounded(double seconds, double startCost,
     Outcome o{sol && Cbc_numberSavedSolutions(model) > 0 &&
                   !Cbc_isProvenInfeasible(model),
               Cbc_isProvenOptimal(model) != 0,
+              Cbc_isProvenInfeasible(model) != 0,
               Cbc_getBestPossibleObjValue(model)};
     put(&o, sizeof(o));
     if (o.hasSolution)
@@ -455,12 +457,14 @@ bool MilpModel::runBounded(double seconds, double startCost,
     relaxationOut = first.state;
     relaxedBound = first.bound;
   }
-  bool ok =
-      heard &&
-      readUntil(fds[0], reinterpret_cast<char *>(&o), sizeof(o), deadline) &&
-      o.hasSolution &&
-      readUntil(fds[0], reinterpret_cast<char *>(x.data()),
-                sizeof(double) * columns, deadline);
+  bool answered = heard && readUntil(fds[0], reinterpret_cast<char *>(&o),
+                                     sizeof(o), deadline);
+  // CBC's branch and bound can prove what the relaxation could not.
+  if (answered && o.infeasible)
+    relaxationOut = Relaxation::Infeasible;
+  bool ok = answered && o.hasSolution &&
+            readUntil(fds[0], reinterpret_cast<char *>(x.data()),
+                      sizeof(double) * columns, deadline);
   ::close(fds[0]);
   ::kill(child, SIGKILL);
   ::waitpid(child, nullptr, 0);
@@ -542,8 +546,9 @@ SolveResult remat::detail::solveMilp(const Graph &graph, int64_t budget,
   std::optional<double> relaxed;
   if (relaxation == MilpModel::Relaxation::Bounded)
     relaxed = relaxedBound;
-  if (relaxation == MilpModel::Relaxation::Infeasible) {
-    // Not even a fractional schedule fits: no schedule meets the budget.
+  // (A warm start that fits would contradict such a proof; it stands.)
+  if (relaxation == MilpModel::Relaxation::Infeasible && !start.feasible) {
+    // The model has no solution: no schedule meets the budget.
     start.optimal = true;
     return start;
   }

@@ -118,7 +118,9 @@ int main(int argc, char **argv) {
                  << llvm::format("%.6g", base.cost) << ", overhead "
                  << llvm::format("%.4f", overhead) << "x)\n"
                  << "  solved in " << llvm::format("%.2f", ms) << " ms";
-    if (r.optimal)
+    if (r.optimal && !r.feasible && *r.optimal)
+      llvm::outs() << ", proven that no schedule meets the budget";
+    else if (r.optimal && r.feasible)
       llvm::outs() << (*r.optimal ? ", proven optimal"
                                   : ", not proven optimal");
     if (r.lowerBound)
