@@ -65,18 +65,15 @@ public:
   /// The optimum of the LP relaxation, a lower bound on the cost of every
   /// schedule within the budget; none when CLP does not finish in time.
   std::optional<double> relaxationBound(double seconds);
+  bool relaxationInfeasible() const {
+    return relaxation.isProvenPrimalInfeasible();
+  }
   /// What the child proved: a bound from the LP relaxation, or that no
   /// schedule fits (the relaxation or CBC found the model infeasible).
   enum class Relaxation : int32_t { Unknown, Bounded, Infeasible };
-  /// Solves within `seconds` of wall-clock time: the LP relaxation first,
-  /// then, unless its bound already proves `startCost` optimal or no
-  /// schedule fits, CBC. Returns false when CBC found no solution in time;
-  /// `relaxation` and `relaxedBound` report the LP either way.
-  bool solve(double seconds, double startCost, SolveResult &result,
-             Relaxation &relaxation, double &relaxedBound);
-  bool runBounded(double seconds, double startCost, std::vector<double> &x,
-                  bool &optimal, double &bound, Relaxation &relaxation,
-                  double &relaxedBound);
+  /// The schedule a solution `x` describes, stage by stage.
+  Schedule scheduleFrom(const double *x) const;
+  Cbc_Model *cbc() { return model; }
 
 private:
   // Columns and rows are collected and handed to CBC in one call (load()):
@@ -346,6 +343,7 @@ namespace {
 struct Outcome {
   int32_t hasSolution, optimal, infeasible;
   double bound;
+  uint64_t events;
 };
 /// What the child reports first: the LP relaxation's verdict.
 struct LpOutcome {
@@ -384,103 +382,7 @@ bool readUntil(int fd, char *out, size_t bytes,
 }
 } // namespace
 
-/// CBC's time limit binds its branch and bound, not the root LP, which on a
-/// few hundred nodes alone takes far longer than any sensible limit; CLP's
-/// limit does not cover its presolve. So both run in a child process that
-/// is killed at the deadline: the limit is a wall-clock promise, and the
-/// caller falls back to the warm start. The child reports the LP first, so
-/// its bound survives a CBC run cut short.
-bool MilpModel::runBounded(double seconds, double startCost,
-                           std::vector<double> &x, bool &optimal, double &bound,
-                           Relaxation &relaxationOut, double &relaxedBound) {
-  relaxationOut = Relaxation::Unknown;
-  int fds[2];
-  if (::pipe(fds) != 0)
-    return false;
-  auto began = std::chrono::steady_clock::now();
-  auto deadline =
-      began + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                  std::chrono::duration<double>(seconds));
-  pid_t child = ::fork();
-  if (child < 0) {
-    ::close(fds[0]);
-    ::close(fds[1]);
-    return false;
-  }
-  if (child == 0) {
-    ::close(fds[0]);
-    auto put = [&](const void *data, size_t bytes) {
-      const char *p = static_cast<const char *>(data);
-      while (bytes > 0) {
-        ssize_t n = ::write(fds[1], p, bytes);
-        if (n <= 0)
-          ::_exit(1);
-        p += n;
-        bytes -= static_cast<size_t>(n);
-      }
-    };
-    std::optional<double> lp = relaxationBound(seconds);
-    LpOutcome first{relaxation.isProvenPrimalInfeasible()
-                        ? Relaxation::Infeasible
-                    : lp ? Relaxation::Bounded
-                         : Relaxation::Unknown,
-                    lp.value_or(0)};
-    put(&first, sizeof(first));
-    if (first.state == Relaxation::Infeasible ||
-        (lp && std::isfinite(startCost) && startCost <= *lp + 1e-6 * startCost))
-      ::_exit(0);
-    double left = seconds - std::chrono::duration<double>(
-                                std::chrono::steady_clock::now() - began)
-                                .count();
-    Cbc_setLogLevel(model, 0);
-    Cbc_setMaximumSeconds(model, std::max(left, 0.01));
-    Cbc_setParameter(model, "threads", "1");
-    Cbc_solve(model);
-    const double *sol = Cbc_getColSolution(model);
-    Outcome o{sol && Cbc_numberSavedSolutions(model) > 0 &&
-                  !Cbc_isProvenInfeasible(model),
-              Cbc_isProvenOptimal(model) != 0,
-              Cbc_isProvenInfeasible(model) != 0,
-              Cbc_getBestPossibleObjValue(model)};
-    put(&o, sizeof(o));
-    if (o.hasSolution)
-      put(sol, sizeof(double) * columns);
-    ::_exit(0);
-  }
-  ::close(fds[1]);
-  LpOutcome first{};
-  Outcome o{};
-  x.assign(columns, 0.0);
-  bool heard = readUntil(fds[0], reinterpret_cast<char *>(&first),
-                         sizeof(first), deadline);
-  if (heard) {
-    relaxationOut = first.state;
-    relaxedBound = first.bound;
-  }
-  bool answered = heard && readUntil(fds[0], reinterpret_cast<char *>(&o),
-                                     sizeof(o), deadline);
-  // CBC's branch and bound can prove what the relaxation could not.
-  if (answered && o.infeasible)
-    relaxationOut = Relaxation::Infeasible;
-  bool ok = answered && o.hasSolution &&
-            readUntil(fds[0], reinterpret_cast<char *>(x.data()),
-                      sizeof(double) * columns, deadline);
-  ::close(fds[0]);
-  ::kill(child, SIGKILL);
-  ::waitpid(child, nullptr, 0);
-  optimal = o.optimal != 0;
-  bound = o.bound;
-  return ok;
-}
-
-bool MilpModel::solve(double seconds, double startCost, SolveResult &result,
-                      Relaxation &relaxation, double &relaxedBound) {
-  std::vector<double> x;
-  bool optimal = false;
-  double bound = 0;
-  if (!runBounded(seconds, startCost, x, optimal, bound, relaxation,
-                  relaxedBound))
-    return false;
+Schedule MilpModel::scheduleFrom(const double *x) const {
   auto on = [&](int c) { return x[c] > 0.5; };
   size_t n = stages();
   Schedule schedule;
@@ -510,16 +412,124 @@ bool MilpModel::solve(double seconds, double startCost, SolveResult &result,
         release(pos[i]);
     }
   }
-  schedule = freeAtLastUse(graph, schedule);
-  SimResult sim = simulate(graph, schedule);
-  if (!sim.valid)
-    return false;
-  result.schedule = std::move(schedule);
-  result.peakBytes = sim.peakBytes;
-  result.cost = sim.cost;
-  result.optimal = optimal;
-  result.lowerBound = bound;
-  return true;
+  return schedule;
+}
+
+namespace {
+/// What the child found before the deadline.
+struct ChildAnswer {
+  MilpModel::Relaxation relaxation = MilpModel::Relaxation::Unknown;
+  double relaxedBound = 0;
+  /// CBC returned a solution: `schedule`, with `optimal` and `bound`.
+  bool solved = false;
+  bool optimal = false;
+  double bound = 0;
+  Schedule schedule;
+};
+} // namespace
+
+/// Everything the exact solver does runs in a child process killed at the
+/// deadline, so the limit is a wall-clock promise: building the model
+/// (seconds on a thousand nodes), CLP's presolve (outside its own limit)
+/// and CBC's root LP (outside CBC's) can each take longer than any
+/// sensible limit. The child reports the LP relaxation first, so its bound
+/// survives a CBC run cut short, then CBC's answer as a schedule.
+static ChildAnswer solveInChild(const Graph &graph, int64_t budget,
+                                const SolveResult &start, double seconds) {
+  ChildAnswer answer;
+  int fds[2];
+  if (::pipe(fds) != 0)
+    return answer;
+  auto began = std::chrono::steady_clock::now();
+  auto deadline =
+      began + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                  std::chrono::duration<double>(seconds));
+  pid_t child = ::fork();
+  if (child < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return answer;
+  }
+  if (child == 0) {
+    ::close(fds[0]);
+    auto put = [&](const void *data, size_t bytes) {
+      const char *p = static_cast<const char *>(data);
+      while (bytes > 0) {
+        ssize_t n = ::write(fds[1], p, bytes);
+        if (n <= 0)
+          ::_exit(1);
+        p += n;
+        bytes -= static_cast<size_t>(n);
+      }
+    };
+    auto left = [&] {
+      return seconds - std::chrono::duration<double>(
+                           std::chrono::steady_clock::now() - began)
+                           .count();
+    };
+    MilpModel model(graph, budget);
+    model.build();
+    if (start.feasible)
+      model.setStart(start.schedule);
+    std::optional<double> lp = model.relaxationBound(std::max(left(), 0.01));
+    LpOutcome first{model.relaxationInfeasible()
+                        ? MilpModel::Relaxation::Infeasible
+                    : lp ? MilpModel::Relaxation::Bounded
+                         : MilpModel::Relaxation::Unknown,
+                    lp.value_or(0)};
+    put(&first, sizeof(first));
+    if (first.state == MilpModel::Relaxation::Infeasible ||
+        (lp && start.feasible && start.cost <= *lp + 1e-6 * start.cost))
+      ::_exit(0);
+    Cbc_Model *cbc = model.cbc();
+    Cbc_setLogLevel(cbc, 0);
+    Cbc_setMaximumSeconds(cbc, std::max(left(), 0.01));
+    Cbc_setParameter(cbc, "threads", "1");
+    Cbc_solve(cbc);
+    const double *sol = Cbc_getColSolution(cbc);
+    Outcome o{sol && Cbc_numberSavedSolutions(cbc) > 0 &&
+                  !Cbc_isProvenInfeasible(cbc),
+              Cbc_isProvenOptimal(cbc) != 0, Cbc_isProvenInfeasible(cbc) != 0,
+              Cbc_getBestPossibleObjValue(cbc), 0};
+    std::vector<int32_t> events;
+    if (o.hasSolution)
+      for (const Event &e : model.scheduleFrom(sol)) {
+        events.push_back(static_cast<int32_t>(e.kind));
+        events.push_back(e.node);
+      }
+    o.events = events.size() / 2;
+    put(&o, sizeof(o));
+    put(events.data(), sizeof(int32_t) * events.size());
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  LpOutcome first{};
+  Outcome o{};
+  if (readUntil(fds[0], reinterpret_cast<char *>(&first), sizeof(first),
+                deadline)) {
+    answer.relaxation = first.state;
+    answer.relaxedBound = first.bound;
+    if (readUntil(fds[0], reinterpret_cast<char *>(&o), sizeof(o), deadline)) {
+      // CBC's branch and bound can prove what the relaxation could not.
+      if (o.infeasible)
+        answer.relaxation = MilpModel::Relaxation::Infeasible;
+      std::vector<int32_t> events(2 * o.events);
+      if (o.hasSolution &&
+          readUntil(fds[0], reinterpret_cast<char *>(events.data()),
+                    sizeof(int32_t) * events.size(), deadline)) {
+        answer.solved = true;
+        answer.optimal = o.optimal != 0;
+        answer.bound = o.bound;
+        for (size_t i = 0; i < events.size(); i += 2)
+          answer.schedule.push_back(
+              {static_cast<Event::Kind>(events[i]), events[i + 1]});
+      }
+    }
+  }
+  ::close(fds[0]);
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+  return answer;
 }
 
 SolveResult remat::detail::solveMilp(const Graph &graph, int64_t budget,
@@ -530,29 +540,30 @@ SolveResult remat::detail::solveMilp(const Graph &graph, int64_t budget,
     start.optimal = true; // nothing fits under the arguments alone
     return start;
   }
-  MilpModel model(graph, budget);
-  model.build();
-  if (start.feasible)
-    model.setStart(start.schedule);
   auto proves = [](const SolveResult &r, std::optional<double> bound) {
     return r.feasible && bound && r.cost <= *bound + 1e-6 * r.cost;
   };
-  SolveResult r;
-  MilpModel::Relaxation relaxation;
-  double relaxedBound = 0;
-  bool solved = model.solve(options.timeLimitSeconds,
-                            start.feasible ? start.cost : kInfinity, r,
-                            relaxation, relaxedBound);
+  ChildAnswer a = solveInChild(graph, budget, start, options.timeLimitSeconds);
   std::optional<double> relaxed;
-  if (relaxation == MilpModel::Relaxation::Bounded)
-    relaxed = relaxedBound;
+  if (a.relaxation == MilpModel::Relaxation::Bounded)
+    relaxed = a.relaxedBound;
   // (A warm start that fits would contradict such a proof; it stands.)
-  if (relaxation == MilpModel::Relaxation::Infeasible && !start.feasible) {
+  if (a.relaxation == MilpModel::Relaxation::Infeasible && !start.feasible) {
     // The model has no solution: no schedule meets the budget.
     start.optimal = true;
     return start;
   }
-  if (!solved) {
+  SolveResult r;
+  if (a.solved) {
+    r.schedule = freeAtLastUse(graph, a.schedule);
+    SimResult sim = simulate(graph, r.schedule);
+    a.solved = sim.valid;
+    r.peakBytes = sim.peakBytes;
+    r.cost = sim.cost;
+    r.optimal = a.optimal;
+    r.lowerBound = a.bound;
+  }
+  if (!a.solved) {
     // CBC found nothing in time (or was not needed): the warm start stands,
     // with the LP's bound where there is one.
     start.lowerBound = relaxed;
@@ -561,7 +572,7 @@ SolveResult remat::detail::solveMilp(const Graph &graph, int64_t budget,
       start.optimal.reset();
     return start;
   }
-  if (relaxed && (!r.lowerBound || *r.lowerBound < *relaxed))
+  if (relaxed && *r.lowerBound < *relaxed)
     r.lowerBound = relaxed;
   r.feasible = r.peakBytes <= budget;
   if (!r.feasible || (start.feasible && start.cost < r.cost)) {
