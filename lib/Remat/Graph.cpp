@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <limits>
 
 using namespace remat;
 
@@ -82,6 +83,170 @@ int64_t Graph::peakLowerBound() const {
     most = std::max(most, need);
   }
   return argumentBytes() + most;
+}
+
+namespace {
+/// The least cost of items (bytes, cost) whose bytes add up to at least
+/// `need`, or a lower bound on it: depth-first branch and bound, items by
+/// cost per byte, each branch pruned by the fractional (LP) bound. After
+/// `nodes` branches it stops and answers the root's fractional bound, which
+/// is never above the optimum.
+class CoverKnapsack {
+public:
+  double solve(std::vector<std::pair<int64_t, double>> &items, int64_t need,
+               int64_t nodes) {
+    std::sort(items.begin(), items.end(), [](const auto &a, const auto &b) {
+      return a.second * static_cast<double>(b.first) <
+             b.second * static_cast<double>(a.first);
+    });
+    this->items = &items;
+    // Prefix sums make each fractional bound a binary search.
+    bytesBefore.assign(1, 0);
+    costBefore.assign(1, 0);
+    for (auto [bytes, c] : items) {
+      bytesBefore.push_back(bytesBefore.back() + bytes);
+      costBefore.push_back(costBefore.back() + c);
+    }
+    left = nodes;
+    best = std::numeric_limits<double>::infinity();
+    double root = fractional(0, need);
+    search(0, need, 0);
+    return left < 0 ? root : best;
+  }
+
+private:
+  /// The least cost of items k.. covering `need` with the last one taken
+  /// in part (their LP), infinity when even all of them fall short.
+  double fractional(size_t k, int64_t need) const {
+    int64_t target = bytesBefore[k] + need;
+    if (bytesBefore.back() < target)
+      return std::numeric_limits<double>::infinity();
+    // The first j with bytesBefore[j] >= target; item j - 1 is cut.
+    size_t j = static_cast<size_t>(
+        std::lower_bound(bytesBefore.begin() + k, bytesBefore.end(), target) -
+        bytesBefore.begin());
+    auto [bytes, c] = (*items)[j - 1];
+    double whole = costBefore[j - 1] - costBefore[k];
+    int64_t rest = target - bytesBefore[j - 1];
+    return whole + c * static_cast<double>(rest) / static_cast<double>(bytes);
+  }
+  void search(size_t k, int64_t need, double cost) {
+    if (need <= 0) {
+      best = std::min(best, cost);
+      return;
+    }
+    if (k == items->size() || --left < 0 || cost + fractional(k, need) >= best)
+      return;
+    auto [bytes, c] = (*items)[k];
+    search(k + 1, need - bytes, cost + c);
+    search(k + 1, need, cost);
+  }
+
+  const std::vector<std::pair<int64_t, double>> *items = nullptr;
+  std::vector<int64_t> bytesBefore;
+  std::vector<double> costBefore;
+  int64_t left = 0;
+  double best = 0;
+};
+} // namespace
+
+double Graph::costLowerBound(int64_t budget) const {
+  auto allocated = [&](NodeId id) {
+    return nodes[id].overwrites >= 0 ? 0 : nodes[id].bytes;
+  };
+  size_t n = size();
+  std::vector<NodeId> lastRead(n, -1);
+  for (NodeId id = 0; id < (NodeId)n; ++id)
+    for (NodeId u : users(id))
+      lastRead[id] = std::max(lastRead[id], u);
+  // One walk over the nodes in order, calling `atNode(t, forced, items)`
+  // at each first computation with the bytes that must be held then and
+  // the values (bytes, cost) computed before t, read after it, that may
+  // be dropped and computed again. `wantItems(t)` says where the list is
+  // needed (building it is most of the work on large graphs).
+  auto walk = [&](auto wantItems, auto atNode) {
+    std::vector<char> read(n, 0);
+    std::vector<NodeId> open; // computed, read later, not an output
+    std::vector<std::pair<int64_t, double>> items;
+    int64_t outputs = 0; // outputs computed so far: never freed
+    for (NodeId t = 0; t < (NodeId)n; ++t) {
+      if (nodes[t].argument)
+        continue;
+      int64_t forced =
+          argumentBytes() + outputs + allocated(t) + nodes[t].workspace;
+      for (NodeId d : deps(t)) {
+        read[d] = 1;
+        if (!nodes[d].argument && !nodes[d].output)
+          forced += allocated(d);
+      }
+      bool want = wantItems(t);
+      items.clear();
+      int64_t optional = 0;
+      size_t kept = 0;
+      for (NodeId i : open) {
+        if (lastRead[i] <= t)
+          continue; // read for the last time by now: may be gone
+        open[kept++] = i;
+        if (read[i] || allocated(i) == 0)
+          continue;
+        if (!nodes[i].recomputable) {
+          forced += allocated(i); // cannot come back: it stays
+          continue;
+        }
+        optional += allocated(i);
+        if (want)
+          items.push_back({allocated(i), nodes[i].cost});
+      }
+      open.resize(kept);
+      for (NodeId d : deps(t))
+        read[d] = 0;
+      if (!atNode(t, forced, optional, items))
+        return false;
+      if (nodes[t].output)
+        outputs += allocated(t);
+      else if (lastRead[t] > t)
+        open.push_back(t);
+    }
+    return true;
+  };
+  // First the bytes each node's moment is over the budget by; infinity
+  // where what must be held alone is over it.
+  std::vector<int64_t> over(n, 0);
+  if (!walk([](NodeId) { return false; },
+            [&](NodeId t, int64_t forced, int64_t optional, const auto &) {
+              over[t] = forced + optional - budget;
+              return forced <= budget;
+            }))
+    return std::numeric_limits<double>::infinity();
+  // Then the knapsack at the moments most over the budget: every one on
+  // the field's graphs, the 1,024 largest on bigger ones (a bound over
+  // some moments is still a bound, and this keeps 10,000 nodes under a
+  // second).
+  std::vector<NodeId> order;
+  for (NodeId t = 0; t < (NodeId)n; ++t)
+    if (over[t] > 0)
+      order.push_back(t);
+  constexpr size_t kMoments = 1024;
+  if (order.size() > kMoments) {
+    std::nth_element(order.begin(), order.begin() + kMoments, order.end(),
+                     [&](NodeId a, NodeId b) { return over[a] > over[b]; });
+    order.resize(kMoments);
+  }
+  std::vector<char> chosen(n, 0);
+  for (NodeId t : order)
+    chosen[t] = 1;
+  // Exhaustive on the field's graphs; the cap only keeps a pathological
+  // item list from taking long (the answer is then the LP's).
+  constexpr int64_t kBranches = 20000;
+  CoverKnapsack knapsack;
+  double worst = 0;
+  walk([&](NodeId t) { return chosen[t] != 0; },
+       [&](NodeId t, int64_t, int64_t, auto &items) {
+         if (chosen[t])
+           worst = std::max(worst, knapsack.solve(items, over[t], kBranches));
+         return true;
+       });
+  return baselineCost() + worst;
 }
 
 double Graph::baselineCost() const {

@@ -543,10 +543,22 @@ SolveResult remat::detail::solveMilp(const Graph &graph, int64_t budget,
   auto proves = [](const SolveResult &r, std::optional<double> bound) {
     return r.feasible && bound && r.cost <= *bound + 1e-6 * r.cost;
   };
+  // The graph's own bound (milliseconds) settles some budgets before the
+  // model is built: no schedule fits, or the warm start meets it.
+  double cover = graph.costLowerBound(budget);
+  if (!std::isfinite(cover)) {
+    start.optimal = true;
+    return start;
+  }
+  if (proves(start, cover)) {
+    start.optimal = true;
+    start.lowerBound = cover;
+    return start;
+  }
   ChildAnswer a = solveInChild(graph, budget, start, options.timeLimitSeconds);
-  std::optional<double> relaxed;
+  std::optional<double> relaxed = cover;
   if (a.relaxation == MilpModel::Relaxation::Bounded)
-    relaxed = a.relaxedBound;
+    relaxed = std::max(cover, a.relaxedBound);
   // (A warm start that fits would contradict such a proof; it stands.)
   if (a.relaxation == MilpModel::Relaxation::Infeasible && !start.feasible) {
     // The model has no solution: no schedule meets the budget.
@@ -568,11 +580,11 @@ SolveResult remat::detail::solveMilp(const Graph &graph, int64_t budget,
     // with the LP's bound where there is one.
     start.lowerBound = relaxed;
     start.optimal = proves(start, relaxed);
-    if (!relaxed)
-      start.optimal.reset();
+    if (!*start.optimal && a.relaxation == MilpModel::Relaxation::Unknown)
+      start.optimal.reset(); // the exact solver said nothing in time
     return start;
   }
-  if (relaxed && *r.lowerBound < *relaxed)
+  if (*r.lowerBound < *relaxed)
     r.lowerBound = relaxed;
   r.feasible = r.peakBytes <= budget;
   if (!r.feasible || (start.feasible && start.cost < r.cost)) {

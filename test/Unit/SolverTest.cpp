@@ -14,6 +14,8 @@
 
 #include "gtest/gtest.h"
 
+#include <cmath>
+
 using namespace remat;
 
 namespace {
@@ -250,6 +252,54 @@ TEST(Graph, NoScheduleFitsBelowThePeakLowerBound) {
   EXPECT_GT(tight, 5);
 }
 
+TEST(Graph, CostLowerBoundIsUnderTheOptimumAndOftenMeetsIt) {
+  // Against every schedule (the brute force's, which need not even compute
+  // in order): the bound never passes the optimum, is infinite only where
+  // nothing fits, and equals the optimum often enough to prove answers.
+  int tight = 0, raised = 0;
+  for (unsigned seed = 0; seed < 25; ++seed) {
+    Graph g = tinyGraphMaybeWithWorkspace(seed);
+    SolveResult none = solve("none", g, kNoBudget);
+    for (double f : {1.0, 0.85, 0.7, 0.55, 0.4}) {
+      int64_t budget = static_cast<int64_t>(none.peakBytes * f);
+      double bound = g.costLowerBound(budget);
+      std::optional<double> optimum = test::bruteForceOptimum(g, budget);
+      if (!optimum)
+        continue;
+      ASSERT_TRUE(std::isfinite(bound)) << "seed " << seed << " at " << budget;
+      EXPECT_LE(bound, *optimum + 1e-9) << "seed " << seed << " at " << budget;
+      tight += bound >= *optimum - 1e-9;
+      raised += bound > g.baselineCost() + 1e-9;
+    }
+    // Below the peak no schedule can beat, nothing fits.
+    EXPECT_FALSE(std::isfinite(g.costLowerBound(g.peakLowerBound() - 1)));
+  }
+  EXPECT_GT(tight, 20);
+  EXPECT_GT(raised, 10);
+}
+
+TEST(Graph, CostLowerBoundIsUnderEverySolversCost) {
+  // On graphs past brute force, with parameters and outputs (the random
+  // training graphs): under every solver's feasible answer.
+  for (unsigned seed = 0; seed < 10; ++seed) {
+    Graph g = test::randomTrainingGraph(seed, 60);
+    SolveResult none = solve("none", g, kNoBudget);
+    for (double f : {0.9, 0.7, 0.5, 0.35}) {
+      int64_t budget = static_cast<int64_t>(none.peakBytes * f);
+      double bound = g.costLowerBound(budget);
+      for (const std::string &name : solverNames()) {
+        if (name == "milp")
+          continue;
+        SolveResult r = solve(name, g, budget);
+        if (r.feasible) {
+          EXPECT_GE(r.cost, bound - 1e-9)
+              << name << " seed " << seed << " budget " << budget;
+        }
+      }
+    }
+  }
+}
+
 TEST(Solvers, WithoutABackwardPassStayValidAndAboveTheOptimum) {
   // Computation graphs (Moccasin's kind): no node is backward, so greedy
   // also computes values late (Policy::Late).
@@ -358,9 +408,10 @@ TEST(Milp, RelaxationBoundsEverySolverFromBelow) {
         if (name == "milp")
           continue;
         SolveResult r = solve(name, g, budget);
-        if (r.feasible)
+        if (r.feasible) {
           EXPECT_GE(r.cost, *milp.lowerBound - 1e-9)
               << name << " seed " << seed << " budget " << budget;
+        }
       }
     }
   }

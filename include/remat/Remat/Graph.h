@@ -71,6 +71,14 @@ public:
   /// needs most, its output, its workspace and every other value it reads,
   /// resident together while it computes.
   int64_t peakLowerBound() const;
+  /// No schedule that computes the nodes for the first time in order (as
+  /// Checkmate's stages and every solver here do) and peaks at most
+  /// `budget` costs less than this; infinity when none fits. At each node's
+  /// first computation, the values computed before it and read after it
+  /// that are not held then are computed again later, each at least its
+  /// own cost: the baseline plus, at the node where it is largest, the
+  /// least cost of values whose bytes bring that moment under the budget.
+  double costLowerBound(int64_t budget) const;
 
 private:
   std::vector<Node> nodes;
