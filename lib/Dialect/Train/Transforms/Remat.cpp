@@ -15,6 +15,8 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cmath>
+
 namespace mlir::remat::train {
 #define GEN_PASS_DEF_TRAINREMAT
 #include "remat/Dialect/Train/Transforms/Passes.h.inc"
@@ -96,14 +98,20 @@ LogicalResult TrainRematPass::run(func::FuncOp func) {
            << formatBytes(result.peakBytes);
 
   double extra = after->cost - before.cost;
-  func.emitRemark() << "train-remat: solver '" << solver << "', limit "
-                    << *budget << " bytes: peak " << after->peakBytes
-                    << " bytes (was " << before.peakBytes << "), fixed "
-                    << fixed << " bytes (parameters " << step->paramBytes
-                    << ", inputs and labels " << step->dataBytes
-                    << "); extra compute " << static_cast<int64_t>(extra)
-                    << " FLOPs (+"
-                    << formatPercent(extra / std::max(before.cost, 1.0))
-                    << "), " << clones << " ops recomputed";
+  InFlightDiagnostic remark = func.emitRemark();
+  remark << "train-remat: solver '" << solver << "', limit " << *budget
+         << " bytes: peak " << after->peakBytes << " bytes (was "
+         << before.peakBytes << "), fixed " << fixed << " bytes (parameters "
+         << step->paramBytes << ", inputs and labels " << step->dataBytes
+         << "); extra compute " << static_cast<int64_t>(extra) << " FLOPs (+"
+         << formatPercent(extra / std::max(before.cost, 1.0)) << "), " << clones
+         << " ops recomputed";
+  // How far from the best possible the answer can be, in milliseconds.
+  double least =
+      step->graph.costLowerBound(*budget) - step->graph.baselineCost();
+  if (std::isfinite(least) && least > 0)
+    remark << "; no schedule within the limit recomputes less than "
+           << static_cast<int64_t>(least) << " FLOPs (+"
+           << formatPercent(least / std::max(before.cost, 1.0)) << ")";
   return success();
 }
