@@ -89,12 +89,12 @@ namespace {
 /// The least cost of items (bytes, cost) whose bytes add up to at least
 /// `need`, or a lower bound on it: depth-first branch and bound, items by
 /// cost per byte, each branch pruned by the fractional (LP) bound. After
-/// `nodes` branches it stops and answers the root's fractional bound, which
-/// is never above the optimum.
+/// `branches` branches it stops and answers the root's fractional bound,
+/// which is never above the optimum.
 class CoverKnapsack {
 public:
   double solve(std::vector<std::pair<int64_t, double>> &items, int64_t need,
-               int64_t nodes) {
+               int64_t branches) {
     std::sort(items.begin(), items.end(), [](const auto &a, const auto &b) {
       return a.second * static_cast<double>(b.first) <
              b.second * static_cast<double>(a.first);
@@ -107,7 +107,7 @@ public:
       bytesBefore.push_back(bytesBefore.back() + bytes);
       costBefore.push_back(costBefore.back() + c);
     }
-    left = nodes;
+    left = branches;
     best = std::numeric_limits<double>::infinity();
     double root = fractional(0, need);
     search(0, need, 0);
@@ -159,11 +159,12 @@ double Graph::costLowerBound(int64_t budget) const {
   for (NodeId id = 0; id < (NodeId)n; ++id)
     for (NodeId u : users(id))
       lastRead[id] = std::max(lastRead[id], u);
-  // One walk over the nodes in order, calling `atNode(t, forced, items)`
-  // at each first computation with the bytes that must be held then and
-  // the values (bytes, cost) computed before t, read after it, that may
-  // be dropped and computed again. `wantItems(t)` says where the list is
-  // needed (building it is most of the work on large graphs).
+  // One walk over the nodes in order, calling
+  // `atNode(t, forced, optional, items)` at each first computation with the
+  // bytes that must be held then, the bytes of the values computed before
+  // t and read after it that may be dropped and computed again, and those
+  // values as (bytes, cost). `wantItems(t)` says where the list is needed
+  // (building it is most of the work on large graphs).
   auto walk = [&](auto wantItems, auto atNode) {
     std::vector<char> read(n, 0);
     std::vector<NodeId> open; // computed, read later, not an output
