@@ -25,7 +25,6 @@ Two halves, because the GPU machine has no MLIR:
       and the SGD update). Prints a markdown table; writes JSON.
 """
 import argparse
-import importlib.util
 import json
 import os
 import statistics
@@ -33,17 +32,10 @@ import subprocess
 import sys
 import tempfile
 
+from side_by_side_module import side_by_side
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "python"))
-
-
-def side_by_side():
-    """bench/torch-side-by-side.py as a module (models, data, solvers)."""
-    spec = importlib.util.spec_from_file_location(
-        "side_by_side", os.path.join(ROOT, "bench", "torch-side-by-side.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def checkpoint_blocks(blocks):

@@ -25,13 +25,14 @@ usage: build/torch2-venv/bin/python bench/torch2-budget.py
          [--out bench/results/torch2-budget.json]
 """
 import argparse
-import importlib.util
 import json
 import os
 import statistics
 import subprocess
 import sys
 import tempfile
+
+from side_by_side_module import side_by_side
 import time
 import warnings
 
@@ -39,15 +40,6 @@ import torch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUDGETS = (1.0, 0.5, 0.2, 0.0)
-
-
-def side_by_side():
-    """bench/torch-side-by-side.py as a module: its models and measures."""
-    spec = importlib.util.spec_from_file_location(
-        "side_by_side", os.path.join(ROOT, "bench", "torch-side-by-side.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def compiled_loss(module, budget, saved):
