@@ -479,7 +479,7 @@ static ChildAnswer solveInChild(const Graph &graph, int64_t budget,
                     lp.value_or(0)};
     put(&first, sizeof(first));
     if (first.state == MilpModel::Relaxation::Infeasible ||
-        (lp && start.feasible && start.cost <= *lp + 1e-6 * start.cost))
+        (lp && start.feasible && meetsLowerBound(start.cost, *lp)))
       ::_exit(0);
     Cbc_Model *cbc = model.cbc();
     Cbc_setLogLevel(cbc, 0);
@@ -540,25 +540,21 @@ SolveResult remat::detail::solveMilp(const Graph &graph, int64_t budget,
     start.optimal = true; // nothing fits under the arguments alone
     return start;
   }
-  auto proves = [](const SolveResult &r, std::optional<double> bound) {
-    return r.feasible && bound && r.cost <= *bound + 1e-6 * r.cost;
+  auto proves = [](const SolveResult &r, double bound) {
+    return r.feasible && meetsLowerBound(r.cost, bound);
   };
   // The graph's own bound (milliseconds) settles some budgets before the
   // model is built: no schedule fits, or the warm start meets it.
-  double cover = graph.costLowerBound(budget);
-  if (!std::isfinite(cover)) {
+  double bound = graph.costLowerBound(budget);
+  if (!std::isfinite(bound) || proves(start, bound)) {
     start.optimal = true;
-    return start;
-  }
-  if (proves(start, cover)) {
-    start.optimal = true;
-    start.lowerBound = cover;
+    if (std::isfinite(bound))
+      start.lowerBound = bound;
     return start;
   }
   ChildAnswer a = solveInChild(graph, budget, start, options.timeLimitSeconds);
-  std::optional<double> relaxed = cover;
   if (a.relaxation == MilpModel::Relaxation::Bounded)
-    relaxed = std::max(cover, a.relaxedBound);
+    bound = std::max(bound, a.relaxedBound);
   // (A warm start that fits would contradict such a proof; it stands.)
   if (a.relaxation == MilpModel::Relaxation::Infeasible && !start.feasible) {
     // The model has no solution: no schedule meets the budget.
@@ -572,28 +568,21 @@ SolveResult remat::detail::solveMilp(const Graph &graph, int64_t budget,
     a.solved = sim.valid;
     r.peakBytes = sim.peakBytes;
     r.cost = sim.cost;
-    r.optimal = a.optimal;
-    r.lowerBound = a.bound;
+    r.feasible = r.peakBytes <= budget;
+    bound = std::max(bound, a.bound);
   }
-  if (!a.solved) {
-    // CBC found nothing in time (or was not needed): the warm start stands,
-    // with the LP's bound where there is one.
-    start.lowerBound = relaxed;
-    start.optimal = proves(start, relaxed);
-    if (!*start.optimal && a.relaxation == MilpModel::Relaxation::Unknown)
+  // Rounding in CBC can leave a schedule a hair over the budget; then, or
+  // where CBC found nothing in time (or was not needed), or nothing
+  // cheaper, the warm start stands, with the best bound.
+  if (!a.solved || !r.feasible || (start.feasible && start.cost < r.cost)) {
+    start.lowerBound = bound;
+    start.optimal = proves(start, bound);
+    if (!*start.optimal && !a.solved &&
+        a.relaxation == MilpModel::Relaxation::Unknown)
       start.optimal.reset(); // the exact solver said nothing in time
     return start;
   }
-  if (*r.lowerBound < *relaxed)
-    r.lowerBound = relaxed;
-  r.feasible = r.peakBytes <= budget;
-  if (!r.feasible || (start.feasible && start.cost < r.cost)) {
-    // Rounding in the solver can leave a schedule a hair over the budget;
-    // the greedy answer then stands, with the bound still reported.
-    start.lowerBound = r.lowerBound;
-    start.optimal = proves(start, r.lowerBound);
-    return start;
-  }
-  r.optimal = *r.optimal || proves(r, r.lowerBound);
+  r.lowerBound = bound;
+  r.optimal = a.optimal || proves(r, bound);
   return r;
 }

@@ -89,7 +89,7 @@ int main(int argc, char **argv) {
                        .count();
   if (std::isfinite(bound) && (!r.lowerBound || *r.lowerBound < bound))
     r.lowerBound = bound;
-  if (r.feasible && r.lowerBound && sim.cost <= *r.lowerBound * (1 + 1e-9))
+  if (r.feasible && r.lowerBound && meetsLowerBound(sim.cost, *r.lowerBound))
     r.optimal = true;
   if (!r.feasible && !std::isfinite(bound))
     r.optimal = true; // no in-order schedule fits at all

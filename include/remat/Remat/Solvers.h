@@ -32,10 +32,17 @@ struct SolveResult {
   int64_t peakBytes = 0;
   double cost = 0;
   /// For exact solvers: whether the schedule is proven optimal (unset for
-  /// heuristics), and the best proven lower bound on the cost.
+  /// heuristics unless a bound proves it), and the best proven lower bound
+  /// on the cost.
   std::optional<bool> optimal;
   std::optional<double> lowerBound;
 };
+
+/// Whether a lower bound proves `cost` optimal: they meet, to a millionth
+/// of the cost (what the LP relaxation's tolerance leaves).
+inline bool meetsLowerBound(double cost, double bound) {
+  return cost <= bound + 1e-6 * cost;
+}
 
 /// Names accepted by solve(), in a stable order.
 const std::vector<std::string> &solverNames();
