@@ -367,9 +367,10 @@ TEST(Milp, MatchesTheKnownOptimumOfAChain) {
   EXPECT_GT(tighter.cost, 71);
 }
 
-TEST(Milp, ProvesInfeasibleWhereNotEvenAFractionalScheduleFits) {
-  // A 100-byte value cannot be computed under 99 bytes: the LP relaxation
-  // is infeasible, which proves that no schedule fits.
+TEST(Milp, ProvesInfeasibleWhereNothingFits) {
+  // A 100-byte value cannot be computed under 99 bytes: milp proves that
+  // no schedule fits (here the graph's cost bound already does, before
+  // the LP relaxation, which would too).
   Graph g;
   Node n;
   n.name = "a";
@@ -387,10 +388,10 @@ TEST(Milp, ProvesInfeasibleWhereNotEvenAFractionalScheduleFits) {
   EXPECT_EQ(fits.optimal, std::optional<bool>(true));
 }
 
-TEST(Milp, RelaxationBoundsEverySolverFromBelow) {
-  // On graphs past brute force: the reported bound lies under every
-  // solver's cost, and at tight budgets above the no-remat cost (so it
-  // carries information).
+TEST(Milp, BoundsEverySolverFromBelow) {
+  // On graphs past brute force: milp's bound (the best of the graph's, the
+  // LP relaxation's and CBC's) lies under every solver's cost, and at
+  // tight budgets above the no-remat cost (so it carries information).
   int informative = 0;
   // CBC gets a second (it proves little on these in ten); the LP takes
   // milliseconds.
