@@ -128,8 +128,13 @@ struct ExecutorPlan {
       }
       depStart.push_back(static_cast<uint32_t>(deps.size()));
     }
+    holdsForRecompute = !training;
   }
   enum : uint8_t { kArgument = 1, kOutput = 2, kRecomputable = 4 };
+
+  /// Whether kept values are held for the recomputations of what they feed
+  /// (graphs without a backward pass; see Policy::Keep).
+  bool holdsForRecompute = false;
 
   const Graph &graph;
   /// Whether a schedule from the executor can be invalid at all: only by
@@ -218,6 +223,27 @@ private:
                           plan.remainingEarly.end());
     schedule.clear();
     schedule.reserve(tally ? 64 : n * 3);
+    if (plan.holdsForRecompute) {
+      // A kept value feeding a dropped one is read once more for each
+      // recomputation of it (see Policy::Keep).
+      holdsLeft.assign(plan.deps.size(), 0);
+      for (NodeId v : plan.steps) {
+        if (p[v] <= Policy::Release)
+          continue;
+        int32_t reads = p[v] == Policy::Transient
+                            ? plan.remaining[v] - plan.remainingEarly[v]
+                            : 1;
+        for (uint32_t k = plan.depStart[v]; k < plan.depStart[v + 1]; ++k) {
+          NodeId d = plan.deps[k];
+          if (p[d] != Policy::Keep ||
+              (plan.flags[d] &
+               (ExecutorPlan::kArgument | ExecutorPlan::kOutput)))
+            continue;
+          remaining[d] += reads;
+          holdsLeft[k] = reads;
+        }
+      }
+    }
     if (tally && plan.needsChecks) {
       computed.assign(n, 0);
       clobbered.assign(n, 0);
@@ -325,6 +351,16 @@ private:
       ensure(plan.deps[k]);
     compute(id);
     transient.push_back(id);
+    if (!plan.holdsForRecompute)
+      return;
+    for (uint32_t k = plan.depStart[id]; k < plan.depStart[id + 1]; ++k)
+      if (holdsLeft[k] > 0) {
+        // This was one of the reads the input was held for; it leaves with
+        // the step's other transients once none is left.
+        --holdsLeft[k];
+        --remaining[plan.deps[k]];
+        transient.push_back(plan.deps[k]);
+      }
   }
 
   /// What freeAtLastUse does, within one step: a step's frees all follow
@@ -375,7 +411,7 @@ private:
     }
     // A dropped candidate leaves once its early uses are served; it is
     // dropped once, and what comes back later follows its policy.
-    if ((*policy)[id] != Policy::Keep && !dropped[id] &&
+    if ((*policy)[id] > Policy::Release && !dropped[id] &&
         remainingEarly[id] == 0) {
       dropped[id] = 1;
       free(id);
@@ -393,6 +429,9 @@ private:
   const int64_t argumentBytes;
   const std::vector<Policy> *policy = nullptr;
   std::vector<char> resident, dropped, computed, clobbered;
+  /// Per input edge: recomputations of the reader that the input is still
+  /// held for.
+  std::vector<int32_t> holdsLeft;
   std::vector<int32_t> remaining, remainingEarly;
   std::vector<NodeId> transient;
   Schedule schedule, window;
@@ -660,8 +699,10 @@ static SolveResult greedyRun(const Graph &graph, int64_t budget,
     dropsAfterEarlyUse[c] = 1;
   for (NodeId c : lates)
     computesLate[c] = 1;
+  // Release and Late: values of graphs without a backward pass.
   auto allowed = [&](NodeId c, Policy p) {
-    return p == Policy::Late ? computesLate[c] : dropsAfterEarlyUse[c];
+    return p == Policy::Late || p == Policy::Release ? computesLate[c]
+                                                     : dropsAfterEarlyUse[c];
   };
   std::vector<Policy> policy(graph.size(), Policy::Keep);
   ExecutorPlan plan(graph);
@@ -726,7 +767,8 @@ static SolveResult greedyRun(const Graph &graph, int64_t budget,
       if (fresh)
         break; // no move lowers the excess
       for (NodeId c : candidates)
-        for (Policy p : {Policy::Recompute, Policy::Transient, Policy::Late})
+        for (Policy p : {Policy::Release, Policy::Recompute, Policy::Transient,
+                         Policy::Late})
           if (p > policy[c] && allowed(c, p))
             if (double key = boundScore(c, *pressure); key > 0) {
               Evaluated e;
@@ -777,15 +819,19 @@ static SolveResult greedyRun(const Graph &graph, int64_t budget,
     std::optional<PressureMap> profile;
     for (NodeId c : moved) {
       Policy old = policy[c];
-      for (Policy p : {Policy::Keep, Policy::Recompute}) {
+      for (Policy p : {Policy::Keep, Policy::Release, Policy::Recompute}) {
         if (p >= old)
           break;
         if (p != Policy::Keep && !allowed(c, p))
           continue;
         if (!profile)
           profile.emplace(graph, executor.run(policy), budget);
-        uint32_t from = p == Policy::Keep ? 0 : 1;
-        if (profile->maxBetweenSpans(c, from) + graph.node(c).bytes > budget)
+        // Kept, the value is resident across all its gaps; recomputed,
+        // across those after its early uses. (Released, it depends on what
+        // else is dropped: always tried.)
+        uint32_t from = p == Policy::Recompute ? 1 : 0;
+        if (p != Policy::Release &&
+            profile->maxBetweenSpans(c, from) + graph.node(c).bytes > budget)
           continue;
         policy[c] = p;
         Cutoff cutoff;

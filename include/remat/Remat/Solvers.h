@@ -60,8 +60,15 @@ std::vector<NodeId> checkpointCandidates(const Graph &graph);
 /// What happens to a forward value between the forward pass and its backward
 /// uses.
 enum class Policy : uint8_t {
-  /// Kept from the forward pass to its last use.
+  /// Kept from the forward pass to its last use. In a graph without a
+  /// backward pass, that counts the reads of recomputations: the value
+  /// stays until every value it feeds that was dropped has been computed
+  /// again from it, so a recomputation does not have to rebuild its inputs.
   Keep,
+  /// Graphs without a backward pass: kept to its last use by the graph's
+  /// own nodes only; a recomputation that needs it later computes it again
+  /// (and what it needs in turn), which saves its bytes in between.
+  Release,
   /// Freed after its last forward use; recomputed before its first backward
   /// use and then kept to its last use (Chen's segment recomputation).
   Recompute,
