@@ -30,11 +30,18 @@ static bool hasBackward(const Graph &graph) {
 }
 
 /// Number of users of `id` served before the value may be dropped: its
-/// forward users in a training graph, its first user otherwise.
+/// forward users in a training graph. Otherwise the users before the
+/// longest wait (in the order) between two of them, after the first: where
+/// dropping the value and computing it again saves most.
 static int32_t earlyUses(const Graph &graph, NodeId id, bool training) {
   const std::vector<NodeId> &users = graph.users(id);
-  if (!training)
-    return users.empty() ? 0 : 1;
+  if (!training) {
+    int32_t early = users.empty() ? 0 : 1;
+    for (int32_t i = 2; i < (int32_t)users.size(); ++i)
+      if (users[i] - users[i - 1] > users[early] - users[early - 1])
+        early = i;
+    return early;
+  }
   int32_t n = 0;
   for (NodeId u : users)
     n += !graph.node(u).backward;
@@ -121,10 +128,11 @@ struct ExecutorPlan {
       (node.argument ? arguments : steps).push_back(id);
       for (NodeId d : graph.deps(id)) {
         deps.push_back(d);
-        // In a training graph the forward users are early; otherwise the
-        // first user is.
-        earlyDep.push_back(training ? !node.backward
-                                    : graph.users(d).front() == id);
+        // In a training graph the forward users are early; otherwise those
+        // up to the one earlyUses() counts last.
+        earlyDep.push_back(training
+                               ? !node.backward
+                               : id <= graph.users(d)[remainingEarly[d] - 1]);
       }
       depStart.push_back(static_cast<uint32_t>(deps.size()));
     }

@@ -212,6 +212,45 @@ TEST(Policies, KeptInputsWaitForTheRecomputationTheyFeed) {
   EXPECT_TRUE(solve("greedy", g, 55).feasible);
 }
 
+TEST(Policies, WithoutABackwardPassRecomputeDropsAcrossTheLongestWait) {
+  // b is read by c and d, one after the other, then by h after the big e:
+  // dropped after d (not after c, which would bring it back for d and keep
+  // it across e), computed again for h from a, which waits for it.
+  Graph g;
+  auto add = [&](const char *name, int64_t bytes) {
+    Node n;
+    n.name = name;
+    n.cost = 1;
+    n.bytes = bytes;
+    return g.addNode(n);
+  };
+  NodeId a = add("a", 5), b = add("b", 40), c = add("c", 5), d = add("d", 5),
+         e = add("e", 50), f = add("f", 5), h = add("h", 5);
+  g.node(h).output = true;
+  for (auto [from, to] : {std::pair{a, b},
+                          {b, c},
+                          {c, d},
+                          {b, d},
+                          {d, e},
+                          {e, f},
+                          {f, h},
+                          {b, h}})
+    g.addEdge(from, to);
+  ASSERT_EQ(g.verify(), "");
+  std::vector<Policy> p(g.size(), Policy::Keep);
+  EXPECT_EQ(simulate(g, scheduleFromPolicies(g, p)).peakBytes,
+            40 + 5 + 50); // b, d, e at e
+  p[b] = Policy::Recompute;
+  SimResult r = simulate(g, scheduleFromPolicies(g, p));
+  ASSERT_TRUE(r.valid) << r.error;
+  EXPECT_EQ(r.recomputations, 1);
+  EXPECT_EQ(r.peakBytes, 5 + 5 + 50); // a, d, e at e
+  EXPECT_EQ(test::bruteForceOptimum(g, 60), r.cost);
+  SolveResult s = solve("auto", g, 60);
+  ASSERT_TRUE(s.feasible);
+  EXPECT_DOUBLE_EQ(s.cost, r.cost);
+}
+
 namespace {
 /// A random DAG of `n` nodes (ids topological), the second half backward,
 /// the last node the only output.

@@ -55,10 +55,14 @@ SolveResult solve(std::string_view name, const Graph &graph, int64_t budget,
 /// Values a solver may drop after their early uses and recompute for the
 /// later ones: in a training graph, forward values read by the backward
 /// pass; in a graph without a backward pass, values with more than one use.
+/// A value's early uses are its forward uses in a training graph; in a
+/// graph without a backward pass, its uses before the longest wait (in the
+/// order) between two of them, the first use always among them.
 std::vector<NodeId> checkpointCandidates(const Graph &graph);
 
 /// What happens to a forward value between the forward pass and its backward
-/// uses.
+/// uses (in a graph without a backward pass: between its early uses and
+/// the later ones).
 enum class Policy : uint8_t {
   /// Kept from the forward pass to its last use. In a graph without a
   /// backward pass, that counts the reads of recomputations: the value
