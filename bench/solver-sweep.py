@@ -7,8 +7,13 @@ where milp proves one, auto's worst solve time, and whether auto's overhead
 is monotone in the budget.
 
 usage: bench/solver-sweep.py [--build build] [--points 32]
-       [--milp-graphs VGG16,MobileNet:20] [--milp-time-limit 10]
-       [--report-only]
+       [--graphs PREFIX,...] [--milp-graphs VGG16,MobileNet:20]
+       [--milp-time-limit 10] [--report-only]
+
+The graphs: Checkmate's three training graphs, Moccasin's four random
+layered graphs (no backward pass), and the demo MLP's step as the compiler
+exports it; --graphs keeps those whose names start with one of the
+prefixes.
 
 --milp-graphs names the graphs milp runs on, each as NAME[:SECONDS[:EVERY]]:
 a time limit of its own and every EVERY-th budget of the sweep only (the
@@ -23,6 +28,7 @@ Run it with Debian's /usr/bin/python3 (python3-matplotlib) for the plots.
 """
 import argparse
 import csv
+import glob
 import json
 import os
 import subprocess
@@ -57,6 +63,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--build", default=os.path.join(ROOT, "build"))
     p.add_argument("--points", type=int, default=32)
+    p.add_argument("--graphs", default="")
     p.add_argument("--milp-graphs", default="VGG16,MobileNet:20")
     p.add_argument("--milp-time-limit", type=float, default=10)
     p.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
@@ -70,12 +77,19 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     graphs = {name: os.path.join(SHARED, f"{name}_train.json")
               for name in ("VGG16_256", "MobileNet_512", "ResNet50_256")}
+    for n in (100, 250, 500, 1000):
+        path, = glob.glob(os.path.join(SHARED, f"random_layered_n{n}_*.json"))
+        graphs[f"random_layered_n{n}"] = path
     # The project's own model: the demo MLP's step, exported by the compiler.
     mlp = os.path.join(a.out, "mlp-graph.json")
     subprocess.check_call([os.path.join(bin_dir, "remat-compile"),
                            os.path.join(ROOT, "examples", "mlp.mlir"),
                            "--emit=graph", "-o", mlp])
     graphs["mlp"] = mlp
+    if a.graphs:
+        prefixes = a.graphs.split(",")
+        graphs = {g: p for g, p in graphs.items()
+                  if any(g.startswith(x) for x in prefixes)}
     milp_specs = {}
     for spec in filter(None, a.milp_graphs.split(",")):
         prefix, *rest = spec.split(":")

@@ -366,6 +366,39 @@ TEST(Graph, CostLowerBoundIsUnderTheOptimumAndOftenMeetsIt) {
   EXPECT_GT(raised, 10);
 }
 
+TEST(Graph, CostLowerBoundChargesWhatARecomputationNeeds) {
+  // a is expensive and read only by r, which is cheap and read again at
+  // the end (by g). While c computes, r cannot stay, and bringing it back
+  // needs a, which cannot stay either. Charging r alone (1) is far from
+  // the optimum (101); charging what it needs gets close.
+  Graph g;
+  auto add = [&](const char *name, double cost, int64_t bytes) {
+    Node n;
+    n.name = name;
+    n.cost = cost;
+    n.bytes = bytes;
+    return g.addNode(n);
+  };
+  NodeId a = add("a", 100, 3), r = add("r", 1, 10), b = add("b", 1, 2),
+         c = add("c", 1, 12), l = add("l", 1, 1), out = add("g", 1, 1);
+  g.node(out).output = true;
+  for (auto [from, to] :
+       {std::pair{a, r}, {r, b}, {b, c}, {c, l}, {l, out}, {r, out}})
+    g.addEdge(from, to);
+  ASSERT_EQ(g.verify(), "");
+  int64_t budget = 15; // at c: b and c are 14 bytes, r 10 more
+  std::optional<double> optimum = test::bruteForceOptimum(g, budget);
+  ASSERT_TRUE(optimum.has_value());
+  EXPECT_DOUBLE_EQ(*optimum, g.baselineCost() + 101);
+  double bound = g.costLowerBound(budget);
+  EXPECT_LE(bound, *optimum);
+  // The relaxation drops r and two thirds of a (67.7).
+  EXPECT_GE(bound, g.baselineCost() + 60);
+  SolveResult s = solve("auto", g, budget);
+  ASSERT_TRUE(s.feasible);
+  EXPECT_DOUBLE_EQ(s.cost, *optimum);
+}
+
 TEST(Graph, CostLowerBoundIsUnderEverySolversCost) {
   // On graphs past brute force, with parameters and outputs (the random
   // training graphs): under every solver's feasible answer.
