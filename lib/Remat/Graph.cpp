@@ -338,34 +338,26 @@ public:
         capacity(boost::get(boost::edge_capacity, net)),
         residual(boost::get(boost::edge_residual_capacity, net)),
         reverse(boost::get(boost::edge_reverse, net)), chosen(2 + 2 * nv) {
-    double total = 0;
-    for (const Var &v : vars)
-      total += v.cost + static_cast<double>(v.bytes);
     for (size_t k = 0; k < nv; ++k) {
-      const Var &v = vars[k];
       weighed.push_back(arc(0, dropped(k)));
       weighed.push_back(arc(dropped(k), 1));
-      if (v.item)
+      if (vars[k].item)
         continue;
       weighed.push_back(arc(0, needed(k)));
       weighed.push_back(arc(needed(k), 1));
     }
-    // Choosing is only a choice where it is allowed: a value that cannot
-    // be recomputed is never dropped (its "dropped" node costs more than
-    // anything the network can save).
-    double infinite = 0;
-    for (size_t k = 0; k < nv; ++k)
-      if (vars[k].droppable) {
-        if (!vars[k].item)
-          links.push_back({dropped(k), needed(k)});
-        for (NodeId d : graph.deps(vars[k].id))
-          if (int32_t j = slot[d]; j >= 0 && !vars[j].item)
-            links.push_back({dropped(k), needed(static_cast<size_t>(j))});
-      }
-    for (auto [from, to] : links)
-      infiniteArcs.push_back(arc(from, to));
-    (void)infinite;
-    this->total = total;
+    // A value that cannot be recomputed is never dropped: its "dropped"
+    // node weighs nothing and implies nothing, so it is never chosen.
+    for (size_t k = 0; k < nv; ++k) {
+      if (!vars[k].droppable)
+        continue;
+      if (!vars[k].item)
+        implications.push_back(arc(dropped(k), needed(k)));
+      for (NodeId d : graph.deps(vars[k].id))
+        if (int32_t j = slot[d]; j >= 0 && !vars[j].item)
+          implications.push_back(
+              arc(dropped(k), needed(static_cast<size_t>(j))));
+    }
   }
 
   /// The dual at `lambda`: the relaxation's value and its slope (bytes
@@ -382,14 +374,12 @@ public:
     for (size_t k = 0; k < nv; ++k) {
       const Var &v = vars[k];
       double bytes = static_cast<double>(v.bytes);
-      // Never-dropped values weigh more than all else together.
-      weigh(v.droppable ? v.cost - lambda * bytes
-                        : lambda * bytes + v.cost + total * (1 + lambda));
+      weigh(v.droppable ? v.cost - lambda * bytes : 0);
       if (!v.item)
         weigh(lambda * bytes);
     }
-    for (Edge e : infiniteArcs)
-      capacity[e] = 2 * big + 1;
+    for (Edge e : implications)
+      capacity[e] = 2 * big + 1; // more than any cut without it
     double cut = boost::push_relabel_max_flow(net, 0, 1);
     // The source side: what the source still reaches in the residual
     // network.
@@ -446,10 +436,8 @@ private:
   boost::property_map<Net, boost::edge_capacity_t>::type capacity;
   boost::property_map<Net, boost::edge_residual_capacity_t>::type residual;
   boost::property_map<Net, boost::edge_reverse_t>::type reverse;
-  std::vector<Edge> weighed, infiniteArcs;
-  std::vector<std::pair<size_t, size_t>> links;
+  std::vector<Edge> weighed, implications;
   std::vector<char> chosen;
-  double total = 0;
 };
 
 double ClosureRelaxation::maximize(int64_t need, double floor) {
