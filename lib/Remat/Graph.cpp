@@ -218,10 +218,18 @@ public:
   /// A lower bound on the extra cost at moment `t`, where `items` must
   /// cover `need` bytes: at least `floor`, which it returns as soon as it
   /// knows it cannot beat it. Infinity where nothing covers the need.
+  /// The larger of two bounds: the closure problem's LP value (by minimum
+  /// cuts), and an integer one where each item is a whole choice.
   double solve(NodeId t, const std::vector<CoverItem> &items, int64_t need,
-               double floor) {
+               double floor, int64_t branches) {
     collect(t, items);
-    double result = dragged.empty() ? floor : maximize(need, floor);
+    double result = floor;
+    if (!dragged.empty()) {
+      // Whole choices only where the LP lifts the bound: they cost more.
+      result = maximize(need, floor);
+      if (std::isfinite(result) && result > floor)
+        result = std::max(result, coverByOptions(need, branches));
+    }
     release(t, items);
     return result;
   }
@@ -303,6 +311,7 @@ private:
   }
 
   double maximize(int64_t need, double floor);
+  double coverByOptions(int64_t need, int64_t branches);
 
   struct Var {
     NodeId id;
@@ -479,6 +488,197 @@ double ClosureRelaxation::maximize(int64_t need, double floor) {
   }
   return best;
 }
+
+namespace {
+/// Ways to free bytes, as (bytes, cost) points no other point beats (more
+/// bytes for less cost), by increasing bytes. Bytes are fractional where a
+/// shared input's price is split among the values that read it.
+using Front = std::vector<std::pair<double, double>>;
+
+constexpr size_t kFrontPoints = 16;
+
+Front pareto(Front points) {
+  std::sort(points.begin(), points.end(), [](const auto &a, const auto &b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  });
+  Front front;
+  for (const auto &p : points)
+    if (front.empty() || p.second < front.back().second)
+      front.push_back(p);
+  std::reverse(front.begin(), front.end());
+  // Too many points: neighbours merge into the point that beats both (the
+  // larger bytes at the smaller cost), which keeps every choice's price a
+  // lower bound.
+  while (front.size() > kFrontPoints) {
+    Front merged;
+    for (size_t k = 0; k < front.size(); k += 2)
+      merged.push_back(k + 1 < front.size()
+                           ? std::make_pair(front[k + 1].first, front[k].second)
+                           : front[k]);
+    front = pareto(std::move(merged));
+  }
+  return front;
+}
+
+/// Every sum of one point of each.
+Front sum(const Front &a, const Front &b) {
+  Front out;
+  for (const auto &x : a)
+    for (const auto &y : b)
+      out.push_back({x.first + y.first, x.second + y.second});
+  return pareto(std::move(out));
+}
+} // namespace
+
+/// Each item with its whole choices: dropping it frees its bytes and costs
+/// its computation, plus, for each input it drags in, holding that input
+/// (its bytes back) or dropping it too (its cost, and its inputs' choices
+/// in turn). An input several dropped values read is priced once in
+/// truth; here each reader carries an equal share of it, which can only
+/// make choices cheaper, so the least cover over whole choices (a
+/// multiple-choice knapsack, by branch and bound) is a bound; on a graph
+/// whose dragged inputs each have one reader, it is the exact integer
+/// optimum of the closure problem. Past `branches`, the LP over the
+/// choices' convex hulls answers.
+double ClosureRelaxation::coverByOptions(int64_t need, int64_t branches) {
+  size_t nv = vars.size();
+  std::vector<int> readers(nv, 0);
+  for (size_t k = 0; k < nv; ++k)
+    if (vars[k].droppable)
+      for (NodeId d : graph.deps(vars[k].id))
+        if (int32_t j = slot[d]; j >= 0 && !vars[j].item)
+          ++readers[j];
+  // Dragged inputs in node order, so that an input's front is ready
+  // before its readers'.
+  std::vector<size_t> order;
+  for (size_t k = 0; k < nv; ++k)
+    if (!vars[k].item)
+      order.push_back(k);
+  std::sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return vars[a].id < vars[b].id; });
+  std::vector<Front> fronts(nv);
+  auto dropping = [&](size_t k) {
+    Front f = {{vars[k].item ? static_cast<double>(vars[k].bytes) : 0.0,
+                vars[k].cost}};
+    for (NodeId d : graph.deps(vars[k].id)) {
+      int32_t j = slot[d];
+      if (j < 0 || vars[j].item)
+        continue;
+      Front share = fronts[j];
+      for (auto &p : share) {
+        p.first /= readers[j];
+        p.second /= readers[j];
+      }
+      f = sum(f, share);
+    }
+    return f;
+  };
+  for (size_t k : order) {
+    Front f = {{-static_cast<double>(vars[k].bytes), 0.0}};
+    if (vars[k].droppable) {
+      Front drop = dropping(k);
+      f.insert(f.end(), drop.begin(), drop.end());
+    }
+    fronts[k] = pareto(std::move(f));
+  }
+  // The items' useful choices (freeing bytes), and the hull increments
+  // the fractional bound takes in order of cost per byte.
+  struct Increment {
+    double bytes, cost;
+    size_t item;
+  };
+  std::vector<Front> choices;
+  for (size_t k = 0; k < nv && vars[k].item; ++k) {
+    Front useful;
+    for (const auto &p : dropping(k))
+      if (p.first > 0)
+        useful.push_back(p);
+    if (!useful.empty())
+      choices.push_back(std::move(useful));
+  }
+  // Identical items next to each other, the cheapest per byte first: the
+  // search takes identical items in order only (any cover can be
+  // rearranged so), or a layer of equal activations (the MLP's) would make
+  // it try every subset.
+  auto bestRatio = [](const Front &f) {
+    double best = std::numeric_limits<double>::infinity();
+    for (const auto &p : f)
+      best = std::min(best, p.second / p.first);
+    return best;
+  };
+  std::sort(choices.begin(), choices.end(),
+            [&](const Front &a, const Front &b) {
+              double ra = bestRatio(a), rb = bestRatio(b);
+              return ra != rb ? ra < rb : a < b;
+            });
+  std::vector<size_t> nextDistinct(choices.size() + 1, choices.size());
+  for (size_t k = choices.size(); k-- > 0;)
+    nextDistinct[k] = k + 1 < choices.size() && choices[k + 1] == choices[k]
+                          ? nextDistinct[k + 1]
+                          : k + 1;
+  std::vector<Increment> increments;
+  for (size_t item = 0; item < choices.size(); ++item) {
+    const Front &useful = choices[item];
+    double bytes = 0, cost = 0;
+    size_t at = 0;
+    while (at < useful.size()) {
+      // The next hull point: the least cost per byte from here.
+      size_t next = at;
+      for (size_t q = at; q < useful.size(); ++q)
+        if ((useful[q].second - cost) * (useful[next].first - bytes) <
+            (useful[next].second - cost) * (useful[q].first - bytes))
+          next = q;
+      increments.push_back(
+          {useful[next].first - bytes, useful[next].second - cost, item});
+      bytes = useful[next].first;
+      cost = useful[next].second;
+      at = next + 1;
+    }
+  }
+  std::stable_sort(increments.begin(), increments.end(),
+                   [](const Increment &a, const Increment &b) {
+                     return a.cost * b.bytes < b.cost * a.bytes;
+                   });
+  double target = static_cast<double>(need) * (1 - 1e-12);
+  std::vector<char> decided(choices.size(), 0);
+  auto fractional = [&](double left) {
+    double cost = 0;
+    for (const Increment &inc : increments) {
+      if (left <= 0)
+        return cost;
+      if (decided[inc.item])
+        continue;
+      double take = std::min(1.0, left / inc.bytes);
+      cost += take * inc.cost;
+      left -= take * inc.bytes;
+    }
+    return left <= 0 ? cost : std::numeric_limits<double>::infinity();
+  };
+  double root = fractional(target);
+  double best = std::numeric_limits<double>::infinity();
+  int64_t left = branches;
+  auto search = [&](auto &self, size_t k, double needLeft, double cost) {
+    if (needLeft <= 0) {
+      best = std::min(best, cost);
+      return;
+    }
+    if (k == choices.size() || --left < 0 ||
+        cost + fractional(needLeft) >= best)
+      return;
+    decided[k] = 1;
+    for (auto it = choices[k].rbegin(); it != choices[k].rend(); ++it)
+      self(self, k + 1, needLeft - it->first, cost + it->second);
+    // Leaving this item out leaves out the identical ones after it.
+    size_t next = nextDistinct[k];
+    for (size_t q = k + 1; q < next; ++q)
+      decided[q] = 1;
+    self(self, next, needLeft, cost);
+    for (size_t q = k; q < next; ++q)
+      decided[q] = 0;
+  };
+  search(search, 0, target, 0.0);
+  return left < 0 ? root : best;
+}
 } // namespace
 
 double Graph::costLowerBound(int64_t budget) const {
@@ -576,6 +776,9 @@ double Graph::costLowerBound(int64_t budget) const {
   // one choice that brings everything back costs more than the knapsack's
   // bound, the most expensive first (each takes a few minimum cuts).
   constexpr size_t kClosureMoments = 64;
+  // Whole choices are searched at each of them within this many branches
+  // (a layer of equal activations takes a few dozen).
+  constexpr int64_t kOptionBranches = 2000;
   ClosureRelaxation closure(*this, lastRead);
   double worst = 0;
   std::vector<double> upper(n, 0);
@@ -608,7 +811,7 @@ double Graph::costLowerBound(int64_t budget) const {
     walk([&](NodeId t) { return chosen[t] != 0; },
          [&](NodeId t, int64_t, int64_t, auto &items) {
            if (chosen[t])
-             worst = closure.solve(t, items, over[t], worst);
+             worst = closure.solve(t, items, over[t], worst, kOptionBranches);
            return std::isfinite(worst);
          });
   return baselineCost() + worst;

@@ -110,7 +110,11 @@ LogicalResult TrainRematPass::run(func::FuncOp func) {
   double least =
       step->graph.costLowerBound(*budget) - step->graph.baselineCost();
   if (std::isfinite(least) && least > 0)
-    remark << "; no schedule within the limit recomputes less than "
+    remark << "; "
+           << (::remat::meetsLowerBound(after->cost, before.cost + least)
+                   ? "optimal: "
+                   : "")
+           << "no schedule within the limit recomputes less than "
            << static_cast<int64_t>(least) << " FLOPs (+"
            << formatPercent(least / std::max(before.cost, 1.0)) << ")";
   return success();
