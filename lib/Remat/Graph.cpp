@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
+#include <tuple>
 
 using namespace remat;
 
@@ -450,20 +451,27 @@ private:
 };
 
 double ClosureRelaxation::maximize(int64_t need, double floor) {
-  // The dual is 0 with slope `need` at lambda 0; past the largest cost
-  // per byte, dropping anything droppable pays, so the slope is at its
-  // least there: still positive means nothing covers the need.
-  double ratio = 0;
-  for (const Var &v : vars)
+  // The dual is 0 with slope `need` at lambda 0. Past the largest cost per
+  // byte, dropping a value alone pays; past all the costs together (per
+  // byte), the cheapest closure is the one that holds the fewest bytes,
+  // so a slope still positive there means nothing covers the need.
+  double ratio = 0, total = 0;
+  for (const Var &v : vars) {
     if (v.bytes > 0)
       ratio = std::max(ratio, v.cost / static_cast<double>(v.bytes));
+    total += v.cost;
+  }
   Network network(graph, vars, slot);
   auto dual = [&](double lambda) { return network.dual(lambda, need); };
   double loL = 0, loV = 0, loS = static_cast<double>(need);
   double hiL = 2 * ratio + 1;
   auto [hiV, hiS] = dual(hiL);
-  if (hiS > 0)
-    return std::numeric_limits<double>::infinity();
+  if (hiS > 0) {
+    hiL = std::max(hiL, 2 * (total + 1));
+    std::tie(hiV, hiS) = dual(hiL);
+    if (hiS > 0)
+      return std::numeric_limits<double>::infinity();
+  }
   double best = std::max(floor, hiV);
   for (int cut = 0; cut < kCuts && loS > 0 && hiS < 0; ++cut) {
     // Where the two supporting lines meet: the dual's largest possible

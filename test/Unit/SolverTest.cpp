@@ -399,6 +399,40 @@ TEST(Graph, CostLowerBoundChargesWhatARecomputationNeeds) {
   EXPECT_DOUBLE_EQ(s.cost, *optimum);
 }
 
+TEST(Graph, CostLowerBoundKnowsALongRebuildStillFits) {
+  // As above, but v comes back only by rebuilding a chain of three whose
+  // cost outweighs v's bytes at any price per byte near the values' own
+  // ratios: the relaxation must look past those prices before it calls
+  // the budget infeasible (it once did, here).
+  Graph g;
+  auto add = [&](const char *name, double cost, int64_t bytes) {
+    Node n;
+    n.name = name;
+    n.cost = cost;
+    n.bytes = bytes;
+    return g.addNode(n);
+  };
+  NodeId p1 = add("p1", 24, 8), p2 = add("p2", 24, 8), p3 = add("p3", 24, 8),
+         v = add("v", 1, 10), b = add("b", 1, 2), c = add("c", 1, 12),
+         l = add("l", 1, 1), out = add("g", 1, 1);
+  g.node(out).output = true;
+  for (auto [from, to] : {std::pair{p1, p2},
+                          {p2, p3},
+                          {p3, v},
+                          {v, b},
+                          {b, c},
+                          {c, l},
+                          {l, out},
+                          {v, out}})
+    g.addEdge(from, to);
+  ASSERT_EQ(g.verify(), "");
+  int64_t budget = 19; // at c: b and c are 14 bytes, v 10 more, p3 8
+  std::optional<double> optimum = test::bruteForceOptimum(g, budget);
+  ASSERT_TRUE(optimum.has_value());
+  EXPECT_DOUBLE_EQ(*optimum, g.baselineCost() + 73);
+  EXPECT_DOUBLE_EQ(g.costLowerBound(budget), *optimum);
+}
+
 TEST(Graph, CostLowerBoundIsUnderEverySolversCost) {
   // On graphs past brute force, with parameters and outputs (the random
   // training graphs): under every solver's feasible answer.
