@@ -688,15 +688,15 @@ enum class GreedyScoring { Bound, Exact };
 
 /// XLA-style greedy: starting from keeping everything, repeatedly make the
 /// move (one candidate from Keep to Recompute or Transient, or from Recompute
-/// to Transient; without a backward pass, any value to Late) with the
-/// largest reduction of bytes held above the budget per unit of extra
+/// to Transient; without a backward pass, any value to Release or Late) with
+/// the largest reduction of bytes held above the budget per unit of extra
 /// compute, until the budget is met; then undo moves that are no longer
 /// needed, the most expensive first.
 static SolveResult greedyRun(const Graph &graph, int64_t budget,
                              std::vector<std::vector<Policy>> *trajectory,
                              GreedyScoring scoring = GreedyScoring::Bound) {
   // Moves: a checkpoint candidate to Recompute or Transient; without a
-  // backward pass, any value to Late.
+  // backward pass, any value to Release or Late.
   std::vector<NodeId> checkpoints = checkpointCandidates(graph),
                       lates = candidatesOf(graph, /*late=*/true), candidates;
   std::set_union(checkpoints.begin(), checkpoints.end(), lates.begin(),
