@@ -19,6 +19,22 @@
 using namespace remat;
 
 namespace {
+/// Adds a node that computes `bytes` of output for `cost`.
+NodeId addValue(Graph &g, const char *name, double cost, int64_t bytes) {
+  Node n;
+  n.name = name;
+  n.cost = cost;
+  n.bytes = bytes;
+  return g.addNode(n);
+}
+
+/// Adds each (producer, user) edge.
+void addEdges(Graph &g,
+              std::initializer_list<std::pair<NodeId, NodeId>> edges) {
+  for (auto [from, to] : edges)
+    g.addEdge(from, to);
+}
+
 struct Case {
   unsigned seed;
   int nodes;
@@ -126,18 +142,11 @@ TEST(Policies, LateValuesAreComputedAgainRightBeforeTheirFirstUse) {
   // a waits across b and c for its only use. Late frees it as soon as it is
   // computed and computes it again (from x, an argument) right before d.
   Graph g;
-  auto add = [&](const char *name, double cost, int64_t bytes) {
-    Node n;
-    n.name = name;
-    n.cost = cost;
-    n.bytes = bytes;
-    return g.addNode(n);
-  };
-  NodeId x = add("x", 0, 10);
+  NodeId x = addValue(g, "x", 0, 10);
   g.node(x).argument = true;
   g.node(x).recomputable = false;
-  NodeId a = add("a", 1, 100), b = add("b", 1, 20), c = add("c", 1, 20),
-         d = add("d", 1, 5);
+  NodeId a = addValue(g, "a", 1, 100), b = addValue(g, "b", 1, 20),
+         c = addValue(g, "c", 1, 20), d = addValue(g, "d", 1, 5);
   g.node(d).output = true;
   g.addEdge(x, a);
   g.addEdge(x, b);
@@ -170,22 +179,11 @@ TEST(Policies, KeptInputsWaitForTheRecomputationTheyFeed) {
   // released, a leaves after b and is computed again too (two, a lower
   // peak).
   Graph g;
-  auto add = [&](const char *name, int64_t bytes) {
-    Node n;
-    n.name = name;
-    n.cost = 1;
-    n.bytes = bytes;
-    return g.addNode(n);
-  };
-  NodeId a = add("a", 5), b = add("b", 40), c = add("c", 5), d = add("d", 50),
-         e = add("e", 5), f = add("f", 5);
+  NodeId a = addValue(g, "a", 1, 5), b = addValue(g, "b", 1, 40),
+         c = addValue(g, "c", 1, 5), d = addValue(g, "d", 1, 50),
+         e = addValue(g, "e", 1, 5), f = addValue(g, "f", 1, 5);
   g.node(f).output = true;
-  g.addEdge(a, b);
-  g.addEdge(b, c);
-  g.addEdge(c, d);
-  g.addEdge(d, e);
-  g.addEdge(e, f);
-  g.addEdge(b, f);
+  addEdges(g, {{a, b}, {b, c}, {c, d}, {d, e}, {e, f}, {b, f}});
   ASSERT_EQ(g.verify(), "");
   std::vector<Policy> p(g.size(), Policy::Keep);
   SimResult kept = simulate(g, scheduleFromPolicies(g, p));
@@ -217,25 +215,12 @@ TEST(Policies, WithoutABackwardPassRecomputeDropsAcrossTheLongestWait) {
   // dropped after d (not after c, which would bring it back for d and keep
   // it across e), computed again for h from a, which waits for it.
   Graph g;
-  auto add = [&](const char *name, int64_t bytes) {
-    Node n;
-    n.name = name;
-    n.cost = 1;
-    n.bytes = bytes;
-    return g.addNode(n);
-  };
-  NodeId a = add("a", 5), b = add("b", 40), c = add("c", 5), d = add("d", 5),
-         e = add("e", 50), f = add("f", 5), h = add("h", 5);
+  NodeId a = addValue(g, "a", 1, 5), b = addValue(g, "b", 1, 40),
+         c = addValue(g, "c", 1, 5), d = addValue(g, "d", 1, 5),
+         e = addValue(g, "e", 1, 50), f = addValue(g, "f", 1, 5),
+         h = addValue(g, "h", 1, 5);
   g.node(h).output = true;
-  for (auto [from, to] : {std::pair{a, b},
-                          {b, c},
-                          {c, d},
-                          {b, d},
-                          {d, e},
-                          {e, f},
-                          {f, h},
-                          {b, h}})
-    g.addEdge(from, to);
+  addEdges(g, {{a, b}, {b, c}, {c, d}, {b, d}, {d, e}, {e, f}, {f, h}, {b, h}});
   ASSERT_EQ(g.verify(), "");
   std::vector<Policy> p(g.size(), Policy::Keep);
   EXPECT_EQ(simulate(g, scheduleFromPolicies(g, p)).peakBytes,
@@ -372,19 +357,11 @@ TEST(Graph, CostLowerBoundChargesWhatARecomputationNeeds) {
   // needs a, which cannot stay either. Charging r alone (1) is far from
   // the optimum (101); charging what it needs meets it.
   Graph g;
-  auto add = [&](const char *name, double cost, int64_t bytes) {
-    Node n;
-    n.name = name;
-    n.cost = cost;
-    n.bytes = bytes;
-    return g.addNode(n);
-  };
-  NodeId a = add("a", 100, 3), r = add("r", 1, 10), b = add("b", 1, 2),
-         c = add("c", 1, 12), l = add("l", 1, 1), out = add("g", 1, 1);
+  NodeId a = addValue(g, "a", 100, 3), r = addValue(g, "r", 1, 10),
+         b = addValue(g, "b", 1, 2), c = addValue(g, "c", 1, 12),
+         l = addValue(g, "l", 1, 1), out = addValue(g, "g", 1, 1);
   g.node(out).output = true;
-  for (auto [from, to] :
-       {std::pair{a, r}, {r, b}, {b, c}, {c, l}, {l, out}, {r, out}})
-    g.addEdge(from, to);
+  addEdges(g, {{a, r}, {r, b}, {b, c}, {c, l}, {l, out}, {r, out}});
   ASSERT_EQ(g.verify(), "");
   int64_t budget = 15; // at c: b and c are 14 bytes, r 10 more
   std::optional<double> optimum = test::bruteForceOptimum(g, budget);
@@ -405,26 +382,19 @@ TEST(Graph, CostLowerBoundKnowsALongRebuildStillFits) {
   // ratios: the relaxation must look past those prices before it calls
   // the budget infeasible (it once did, here).
   Graph g;
-  auto add = [&](const char *name, double cost, int64_t bytes) {
-    Node n;
-    n.name = name;
-    n.cost = cost;
-    n.bytes = bytes;
-    return g.addNode(n);
-  };
-  NodeId p1 = add("p1", 24, 8), p2 = add("p2", 24, 8), p3 = add("p3", 24, 8),
-         v = add("v", 1, 10), b = add("b", 1, 2), c = add("c", 1, 12),
-         l = add("l", 1, 1), out = add("g", 1, 1);
+  NodeId p1 = addValue(g, "p1", 24, 8), p2 = addValue(g, "p2", 24, 8),
+         p3 = addValue(g, "p3", 24, 8), v = addValue(g, "v", 1, 10),
+         b = addValue(g, "b", 1, 2), c = addValue(g, "c", 1, 12),
+         l = addValue(g, "l", 1, 1), out = addValue(g, "g", 1, 1);
   g.node(out).output = true;
-  for (auto [from, to] : {std::pair{p1, p2},
-                          {p2, p3},
-                          {p3, v},
-                          {v, b},
-                          {b, c},
-                          {c, l},
-                          {l, out},
-                          {v, out}})
-    g.addEdge(from, to);
+  addEdges(g, {{p1, p2},
+               {p2, p3},
+               {p3, v},
+               {v, b},
+               {b, c},
+               {c, l},
+               {l, out},
+               {v, out}});
   ASSERT_EQ(g.verify(), "");
   int64_t budget = 19; // at c: b and c are 14 bytes, v 10 more, p3 8
   std::optional<double> optimum = test::bruteForceOptimum(g, budget);
