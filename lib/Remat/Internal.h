@@ -1,6 +1,7 @@
 //===- Internal.h - Solvers shared between files of the core ----*- C++ -*-===//
 //
-// Entry points of solvers defined outside Solvers.cpp, for its registry.
+// Entry points of solvers defined outside Solvers.cpp, for its registry,
+// and the core's test hooks.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +14,11 @@ namespace remat::detail {
 
 SolveResult solveMilp(const Graph &graph, int64_t budget,
                       const SolverOptions &options);
+
+/// Test hook: evaluates `trials` random changes of two values from random
+/// policies of `graph` both from the start and resumed from the executor's
+/// remembered states, and returns how many disagree in any figure.
+int resumedEvaluationMismatches(const Graph &graph, unsigned seed, int trials);
 
 } // namespace remat::detail
 

@@ -12,10 +12,12 @@
 #include "Internal.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <functional>
 #include <optional>
 #include <queue>
+#include <random>
 
 using namespace remat;
 
@@ -137,6 +139,21 @@ struct ExecutorPlan {
       depStart.push_back(static_cast<uint32_t>(deps.size()));
     }
     holdsForRecompute = !training;
+    stepOf.assign(n, 0);
+    for (size_t i = 0; i < steps.size(); ++i)
+      stepOf[steps[i]] = static_cast<uint32_t>(i);
+    if (holdsForRecompute) {
+      // The input edges of each value, grouped by the input.
+      readerStart.assign(n + 1, 0);
+      for (NodeId d : deps)
+        ++readerStart[d + 1];
+      for (size_t k = 1; k <= n; ++k)
+        readerStart[k] += readerStart[k - 1];
+      readerEdges.resize(deps.size());
+      std::vector<uint32_t> fill(readerStart.begin(), readerStart.end() - 1);
+      for (uint32_t k = 0; k < deps.size(); ++k)
+        readerEdges[fill[deps[k]]++] = k;
+    }
   }
   enum : uint8_t { kArgument = 1, kOutput = 2, kRecomputable = 4 };
 
@@ -163,6 +180,11 @@ struct ExecutorPlan {
   std::vector<uint32_t> depStart;
   std::vector<NodeId> deps;
   std::vector<char> earlyDep;
+  /// Where each node is computed in `steps` (arguments: 0).
+  std::vector<uint32_t> stepOf;
+  /// readerEdges[readerStart[d] .. readerStart[d + 1]) are the indices in
+  /// `deps` of the edges that read d (graphs that hold for recomputation).
+  std::vector<uint32_t> readerStart, readerEdges;
 };
 
 /// What the simulator reports for a schedule at a budget, as far as a
@@ -213,12 +235,133 @@ public:
     return e;
   }
 
+  /// evaluate(p, budget), which also keeps the executor's state at a few
+  /// dozen steps along the way, so that evaluateChanged() can resume from
+  /// one of them instead of starting over.
+  Evaluated remember(const std::vector<Policy> &p, int64_t budget) {
+    snapshotCount = 0;
+    snapshotEvery = std::max<size_t>(1, plan.steps.size() / kSnapshots);
+    rememberedBudget = budget;
+    Evaluated e{true, argumentBytes, 0.0, 0.0, 0, false};
+    Tally tally{budget, argumentBytes, &e, {}};
+    recording = true;
+    execute(p, &tally);
+    recording = false;
+    return e;
+  }
+
+  /// What evaluate(p, budget, cutoff) reports, for a `p` that differs from
+  /// the policies last given to remember() (at this budget) only at the
+  /// values in `changed`. Until the step that computes the first of them,
+  /// the two policies run alike (a value's policy acts from its own
+  /// computation on, and the reads it is held for only once its readers
+  /// run), so the evaluation resumes from the last state kept before it.
+  Evaluated evaluateChanged(const std::vector<Policy> &p, int64_t budget,
+                            const Cutoff &cutoff,
+                            std::initializer_list<NodeId> changed) {
+    assert(budget == rememberedBudget && "remember() at another budget");
+    uint32_t first = std::numeric_limits<uint32_t>::max();
+    for (NodeId c : changed)
+      first = std::min(first, plan.stepOf[c]);
+    size_t k = std::min<size_t>(first / snapshotEvery, snapshotCount);
+    while (k > 0 && snapshots[k - 1].step > first)
+      --k;
+    if (k == 0)
+      return evaluate(p, budget, cutoff);
+    const Snapshot &snap = snapshots[k - 1];
+    Evaluated e = snap.figures;
+    // The whole evaluation would have stopped within the shared steps.
+    if (e.excess >= cutoff.excess || e.cost >= cutoff.cost ||
+        e.peak > cutoff.peak)
+      return evaluate(p, budget, cutoff);
+    policy = &p;
+    resident = snap.resident;
+    dropped = snap.dropped;
+    remaining = snap.remaining;
+    remainingEarly = snap.remainingEarly;
+    if (plan.needsChecks) {
+      computed = snap.computed;
+      clobbered = snap.clobbered;
+    }
+    if (plan.holdsForRecompute) {
+      holdsLeft = snap.holdsLeft;
+      // The reads an input is held for depend on its policy and its
+      // reader's: redo them on the edges of the changed values (none of
+      // them read yet, their readers all run later).
+      edges.clear();
+      for (NodeId c : changed) {
+        for (uint32_t j = plan.depStart[c]; j < plan.depStart[c + 1]; ++j)
+          edges.push_back(j);
+        for (uint32_t j = plan.readerStart[c]; j < plan.readerStart[c + 1]; ++j)
+          edges.push_back(plan.readerEdges[j]);
+      }
+      std::sort(edges.begin(), edges.end());
+      edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
+      for (uint32_t j : edges) {
+        int32_t reads = heldReads(p, j);
+        remaining[plan.deps[j]] += reads - holdsLeft[j];
+        holdsLeft[j] = reads;
+      }
+    }
+    schedule.clear();
+    Tally tally{budget, snap.live, &e, cutoff};
+    runSteps(p, &tally, snap.step);
+    return e;
+  }
+
 private:
   struct Tally {
     int64_t budget, live;
     Evaluated *out;
     Cutoff cutoff;
   };
+
+  /// The states remember() keeps: about this many along the steps.
+  static constexpr size_t kSnapshots = 32;
+
+  struct Snapshot {
+    /// The state before steps[step] runs.
+    uint32_t step;
+    int64_t live;
+    Evaluated figures;
+    std::vector<char> resident, dropped, computed, clobbered;
+    std::vector<int32_t> remaining, remainingEarly, holdsLeft;
+  };
+
+  /// The reads of the input on edge `k` (reader v, input d) that d is held
+  /// for under `p`: one per recomputation of v, if v is dropped and d kept
+  /// (see Policy::Keep).
+  int32_t heldReads(const std::vector<Policy> &p, uint32_t k) const {
+    NodeId d = plan.deps[k];
+    NodeId v = static_cast<NodeId>(
+        std::upper_bound(plan.depStart.begin(), plan.depStart.end(), k) -
+        plan.depStart.begin() - 1);
+    if (p[v] <= Policy::Release || p[d] != Policy::Keep ||
+        (plan.flags[d] & (ExecutorPlan::kArgument | ExecutorPlan::kOutput)))
+      return 0;
+    return p[v] == Policy::Transient
+               ? plan.remaining[v] - plan.remainingEarly[v]
+               : 1;
+  }
+
+  void saveSnapshot(uint32_t step, const Tally &t) {
+    if (snapshots.size() <= snapshotCount)
+      snapshots.emplace_back();
+    Snapshot &s = snapshots[snapshotCount++];
+    s.step = step;
+    s.live = t.live;
+    s.figures = *t.out;
+    s.resident = resident;
+    s.dropped = dropped;
+    s.remaining = remaining;
+    s.remainingEarly = remainingEarly;
+    if (plan.needsChecks) {
+      s.computed = computed;
+      s.clobbered = clobbered;
+    }
+    if (plan.holdsForRecompute)
+      s.holdsLeft = holdsLeft;
+  }
 
   void execute(const std::vector<Policy> &p, Tally *tally) {
     size_t n = plan.flags.size();
@@ -258,7 +401,15 @@ private:
     }
     for (NodeId id : plan.arguments)
       resident[id] = 1;
-    for (NodeId id : plan.steps) {
+    runSteps(p, tally, 0);
+  }
+
+  /// Runs plan.steps[from ..] from the state the executor is in.
+  void runSteps(const std::vector<Policy> &p, Tally *tally, size_t from) {
+    for (size_t i = from; i < plan.steps.size(); ++i) {
+      if (recording && tally && i % snapshotEvery == 0 && i > 0)
+        saveSnapshot(static_cast<uint32_t>(i), *tally);
+      NodeId id = plan.steps[i];
       transient.clear();
       size_t stepStart = schedule.size();
       uint32_t depsBegin = plan.depStart[id], depsEnd = plan.depStart[id + 1];
@@ -448,8 +599,72 @@ private:
   std::vector<std::pair<uint32_t, uint32_t>> touchedAt;
   uint32_t stamp = 0;
   std::vector<uint32_t> slots, count;
+  /// remember()'s states (the first snapshotCount are current).
+  std::vector<Snapshot> snapshots;
+  size_t snapshotCount = 0, snapshotEvery = 1;
+  int64_t rememberedBudget = 0;
+  bool recording = false;
+  std::vector<uint32_t> edges;
 };
 } // namespace
+
+int remat::detail::resumedEvaluationMismatches(const Graph &graph,
+                                               unsigned seed, int trials) {
+  ExecutorPlan plan(graph);
+  PolicyExecutor executor(plan);
+  std::vector<NodeId> checkpoints = checkpointCandidates(graph),
+                      lates = candidatesOf(graph, /*late=*/true), candidates;
+  std::set_union(checkpoints.begin(), checkpoints.end(), lates.begin(),
+                 lates.end(), std::back_inserter(candidates));
+  if (candidates.empty())
+    return 0;
+  std::mt19937 rng(seed);
+  auto randomPolicy = [&](NodeId c) {
+    std::vector<Policy> allowed = {Policy::Keep};
+    if (std::binary_search(checkpoints.begin(), checkpoints.end(), c))
+      allowed.insert(allowed.end(), {Policy::Recompute, Policy::Transient});
+    if (std::binary_search(lates.begin(), lates.end(), c))
+      allowed.insert(allowed.end(), {Policy::Release, Policy::Late});
+    return allowed[rng() % allowed.size()];
+  };
+  int64_t peak =
+      executor.evaluate(std::vector<Policy>(graph.size()), kNoBudget).peak;
+  std::vector<Policy> base(graph.size(), Policy::Keep);
+  int64_t budget = 0;
+  int mismatches = 0;
+  for (int t = 0; t < trials; ++t) {
+    if (t % 16 == 0) {
+      for (NodeId c : candidates)
+        base[c] = rng() % 2 ? randomPolicy(c) : Policy::Keep;
+      budget = static_cast<int64_t>(peak * (0.3 + 0.7 * (rng() % 100) / 100.0));
+      executor.remember(base, budget);
+    }
+    std::vector<Policy> p = base;
+    NodeId a = candidates[rng() % candidates.size()],
+           b = candidates[rng() % candidates.size()];
+    p[a] = randomPolicy(a);
+    p[b] = randomPolicy(b);
+    Cutoff cutoff;
+    Evaluated whole = executor.evaluate(p, budget);
+    switch (rng() % 4) {
+    case 1:
+      cutoff.excess = whole.excess * (rng() % 100) / 100.0;
+      break;
+    case 2:
+      cutoff.cost = whole.cost * (rng() % 100) / 100.0;
+      break;
+    case 3:
+      cutoff.peak = whole.peak - static_cast<int64_t>(rng() % 64);
+      break;
+    }
+    Evaluated full = executor.evaluate(p, budget, cutoff);
+    Evaluated resumed = executor.evaluateChanged(p, budget, cutoff, {a, b});
+    mismatches += full.valid != resumed.valid || full.peak != resumed.peak ||
+                  full.cost != resumed.cost || full.excess != resumed.excess ||
+                  full.computes != resumed.computes || full.cut != resumed.cut;
+  }
+  return mismatches;
+}
 
 Schedule remat::scheduleFromPolicies(const Graph &graph,
                                      const std::vector<Policy> &policy) {
@@ -684,6 +899,17 @@ namespace {
 /// or with an exact simulation of each move (quadratic, but it reaches
 /// tighter budgets on some graphs). Neither dominates the other.
 enum class GreedyScoring { Bound, Exact };
+
+/// Where a greedy run starts and what it reports beyond its answer.
+struct GreedyFrom {
+  /// The policies it starts from; all kept when null.
+  const std::vector<Policy> *start = nullptr;
+  /// A value it may not move (the one a pinning search keeps), or -1.
+  NodeId pinned = -1;
+  /// Out: the policies of its answer, and the computations it simulated.
+  std::vector<Policy> *policy = nullptr;
+  int64_t *work = nullptr;
+};
 } // namespace
 
 /// XLA-style greedy: starting from keeping everything, repeatedly make the
@@ -694,7 +920,8 @@ enum class GreedyScoring { Bound, Exact };
 /// needed, the most expensive first.
 static SolveResult greedyRun(const Graph &graph, int64_t budget,
                              std::vector<std::vector<Policy>> *trajectory,
-                             GreedyScoring scoring = GreedyScoring::Bound) {
+                             GreedyScoring scoring = GreedyScoring::Bound,
+                             const GreedyFrom &from = {}) {
   // Moves: a checkpoint candidate to Recompute or Transient; without a
   // backward pass, any value to Release or Late.
   std::vector<NodeId> checkpoints = checkpointCandidates(graph),
@@ -708,11 +935,15 @@ static SolveResult greedyRun(const Graph &graph, int64_t budget,
   for (NodeId c : lates)
     computesLate[c] = 1;
   // Release and Late: values of graphs without a backward pass.
-  auto allowed = [&](NodeId c, Policy p) {
+  auto allowed = [&](NodeId c, Policy p) -> bool {
+    if (c == from.pinned)
+      return false;
     return p == Policy::Late || p == Policy::Release ? computesLate[c]
                                                      : dropsAfterEarlyUse[c];
   };
-  std::vector<Policy> policy(graph.size(), Policy::Keep);
+  std::vector<Policy> policy =
+      from.start ? *from.start
+                 : std::vector<Policy>(graph.size(), Policy::Keep);
   ExecutorPlan plan(graph);
   PolicyExecutor executor(plan);
   // Deterministic bound on the search (no clock): on graphs whose smallest
@@ -720,12 +951,30 @@ static SolveResult greedyRun(const Graph &graph, int64_t budget,
   // with the schedule, and a run at a budget it cannot meet would go on for
   // minutes.
   int64_t work = 0, n = static_cast<int64_t>(graph.size());
-  auto evaluate = [&](const std::vector<Policy> &p, const Cutoff &cutoff) {
-    Evaluated e = executor.evaluate(p, budget, cutoff);
+  // Without a backward pass, every move is evaluated against the current
+  // policies, which the executor remembers: the evaluation resumes where
+  // the move's value is computed, halfway through on average. (In a
+  // training graph a candidate is computed in the forward pass, and most
+  // of the work, the backward pass, would run again anyway: remembering
+  // costs more than it saves.)
+  bool resume = plan.holdsForRecompute;
+  Evaluated current = resume ? executor.remember(policy, budget)
+                             : executor.evaluate(policy, budget);
+  work += current.computes;
+  bool remembered = true;
+  auto evaluateMove = [&](NodeId c, Policy p, const Cutoff &cutoff) {
+    if (resume && !remembered) {
+      executor.remember(policy, budget);
+      remembered = true;
+    }
+    Policy old = policy[c];
+    policy[c] = p;
+    Evaluated e = resume ? executor.evaluateChanged(policy, budget, cutoff, {c})
+                         : executor.evaluate(policy, budget, cutoff);
+    policy[c] = old;
     work += e.computes;
     return e;
   };
-  Evaluated current = evaluate(policy, {});
   if (trajectory)
     trajectory->push_back(policy);
   // Lazy evaluation: moves wait in a max-heap under an optimistic score
@@ -743,13 +992,10 @@ static SolveResult greedyRun(const Graph &graph, int64_t budget,
   };
   auto tryMove = [&](NodeId c, Policy p,
                      Evaluated &e) -> std::optional<double> {
-    Policy old = policy[c];
-    policy[c] = p;
     // A move that does not lower the excess is rejected.
     Cutoff cutoff;
     cutoff.excess = current.excess;
-    e = evaluate(policy, cutoff);
-    policy[c] = old;
+    e = evaluateMove(c, p, cutoff);
     double gain = current.excess - e.excess;
     if (e.cut || !e.valid || gain <= 0)
       return std::nullopt;
@@ -809,6 +1055,7 @@ static SolveResult greedyRun(const Graph &graph, int64_t budget,
     }
     policy[top.node] = top.policy;
     current = e;
+    remembered = false;
     pressure.reset();
     fresh = false;
     if (trajectory)
@@ -841,21 +1088,25 @@ static SolveResult greedyRun(const Graph &graph, int64_t budget,
         if (p != Policy::Release &&
             profile->maxBetweenSpans(c, from) + graph.node(c).bytes > budget)
           continue;
-        policy[c] = p;
         Cutoff cutoff;
         cutoff.cost = current.cost;
         cutoff.peak = budget;
-        Evaluated e = evaluate(policy, cutoff);
+        Evaluated e = evaluateMove(c, p, cutoff);
         if (!e.cut && e.valid && e.peak <= budget && e.cost < current.cost) {
+          policy[c] = p;
           current = e;
           old = p;
+          remembered = false;
           profile.reset();
           break;
         }
-        policy[c] = old;
       }
     }
   }
+  if (from.work)
+    *from.work += work;
+  if (from.policy)
+    *from.policy = policy;
   return finish(graph, executor.run(policy), budget);
 }
 
@@ -868,17 +1119,19 @@ namespace {
 struct GreedyLadder {
   /// The path's states first (schedules left empty), then the runs'.
   std::vector<SolveResult> states;
-  /// The policies of the path's states, states[0 .. path.size()).
-  std::vector<std::vector<Policy>> path;
+  /// The policies of every state; the path's are states[0 .. pathSize).
+  std::vector<std::vector<Policy>> policies;
+  size_t pathSize = 0;
 };
 } // namespace
 
 static GreedyLadder greedyLadder(const Graph &graph, GreedyScoring scoring) {
   GreedyLadder ladder;
-  greedyRun(graph, 0, &ladder.path, scoring);
+  greedyRun(graph, 0, &ladder.policies, scoring);
+  ladder.pathSize = ladder.policies.size();
   ExecutorPlan plan(graph);
   PolicyExecutor executor(plan);
-  for (const std::vector<Policy> &policy : ladder.path) {
+  for (const std::vector<Policy> &policy : ladder.policies) {
     Evaluated e = executor.evaluate(policy, kNoBudget);
     SolveResult r;
     r.peakBytes = e.valid ? e.peak : -1; // see isBetter
@@ -892,7 +1145,9 @@ static GreedyLadder greedyLadder(const Graph &graph, GreedyScoring scoring) {
   int stale = 0;
   while (hi - lo > std::max<int64_t>(1, hi / 1000) && stale < 2) {
     int64_t mid = lo + (hi - lo) / 2;
-    SolveResult r = greedyRun(graph, mid, nullptr, scoring);
+    GreedyFrom from;
+    from.policy = &ladder.policies.emplace_back();
+    SolveResult r = greedyRun(graph, mid, nullptr, scoring, from);
     if (r.feasible) {
       hi = r.peakBytes;
       stale = 0;
@@ -916,7 +1171,8 @@ static GreedyLadder greedyLadder(const Graph &graph, GreedyScoring scoring) {
 /// the ladder does not depend on the budget, asking again with the reported
 /// figure always succeeds.
 static SolveResult fromLadder(const Graph &graph, int64_t budget,
-                              GreedyScoring scoring) {
+                              GreedyScoring scoring,
+                              std::vector<Policy> *policy = nullptr) {
   GreedyLadder ladder = greedyLadder(graph, scoring);
   size_t best = 0;
   for (size_t i = 0; i < ladder.states.size(); ++i) {
@@ -925,8 +1181,10 @@ static SolveResult fromLadder(const Graph &graph, int64_t budget,
     if (i > 0 && isBetter(s, ladder.states[best]))
       best = i;
   }
-  if (best < ladder.path.size())
-    return finish(graph, scheduleFromPolicies(graph, ladder.path[best]),
+  if (policy)
+    *policy = ladder.policies[best];
+  if (best < ladder.pathSize)
+    return finish(graph, scheduleFromPolicies(graph, ladder.policies[best]),
                   budget);
   return std::move(ladder.states[best]);
 }
@@ -938,6 +1196,13 @@ constexpr size_t kExactGreedyNodes = 1000;
 /// Evaluations of the local search from auto's best answer (one costs a
 /// simulation of the schedule: about 25 microseconds on ResNet50).
 constexpr int kFinalSwapEvaluations = 1000;
+
+/// The work (simulated computations, per graph node) of auto's pinning
+/// search from its best answer: on ResNet50 at its smallest budgets about
+/// 20 pins, 35 ms; on graphs up to kSmallGraphNodes, where pins are cheap,
+/// enough to end where a whole cycle of pins finds nothing cheaper.
+constexpr int64_t kPinningWorkPerNode = 3000;
+constexpr int64_t kSmallGraphPinningWork = 30000;
 
 /// Graphs up to this size, where a greedy run costs a millisecond or two,
 /// get more of them: greedy consults its ladder wherever its run gets
@@ -961,8 +1226,11 @@ static int64_t scaledBudget(int64_t budget, double fraction) {
 /// A greedy run at `target`, judged against `budget` (a run at a smaller
 /// target, or one that failed, may still fit it).
 static SolveResult greedyAnswer(const Graph &graph, int64_t target,
-                                int64_t budget, GreedyScoring scoring) {
-  SolveResult r = greedyRun(graph, target, nullptr, scoring);
+                                int64_t budget, GreedyScoring scoring,
+                                std::vector<Policy> *policy = nullptr) {
+  GreedyFrom from;
+  from.policy = policy;
+  SolveResult r = greedyRun(graph, target, nullptr, scoring, from);
   r.feasible = r.peakBytes >= 0 && r.peakBytes <= budget;
   return r;
 }
@@ -971,6 +1239,8 @@ namespace {
 /// Greedy's runs at one budget, each answer judged against that budget.
 struct GreedyRuns {
   std::vector<SolveResult> answers;
+  /// The policies of each answer.
+  std::vector<std::vector<Policy>> policies;
   /// Some answer fits the budget.
   bool fits = false;
   /// The run at the budget got stuck, so the retries were made.
@@ -988,7 +1258,8 @@ struct GreedyRuns {
 static GreedyRuns greedyRuns(const Graph &graph, int64_t budget) {
   GreedyRuns runs;
   auto run = [&](int64_t target, GreedyScoring scoring) {
-    runs.answers.push_back(greedyAnswer(graph, target, budget, scoring));
+    runs.answers.push_back(greedyAnswer(graph, target, budget, scoring,
+                                        &runs.policies.emplace_back()));
     runs.fits |= runs.answers.back().feasible;
     return runs.answers.back().feasible;
   };
@@ -1018,14 +1289,33 @@ static SolveResult solveGreedy(const Graph &graph, int64_t budget,
   return std::move(*best);
 }
 
-/// Local search after greedy: move one candidate toward Keep and a nearby
-/// one (in candidate order) away from it, keeping any swap that stays within
-/// the budget and lowers the cost. Deterministic: the work is bounded by a
-/// count of evaluations, not by the clock.
+/// Local search after greedy: move one value a step toward Keep and a nearby
+/// one (in candidate order) a step away from it, among the policies greedy
+/// may give each, keeping any swap that stays within the budget and lowers
+/// the cost. `policy` is updated to the answer's. Deterministic: the work is
+/// bounded by a count of evaluations, not by the clock.
 static SolveResult improveBySwaps(const Graph &graph, int64_t budget,
-                                  std::vector<Policy> policy,
+                                  std::vector<Policy> &policy,
                                   int maxEvaluations) {
-  std::vector<NodeId> candidates = checkpointCandidates(graph);
+  std::vector<NodeId> checkpoints = checkpointCandidates(graph),
+                      lates = candidatesOf(graph, /*late=*/true), candidates;
+  std::set_union(checkpoints.begin(), checkpoints.end(), lates.begin(),
+                 lates.end(), std::back_inserter(candidates));
+  auto bit = [](Policy p) { return 1u << static_cast<unsigned>(p); };
+  std::vector<unsigned> allowed(graph.size(), bit(Policy::Keep));
+  for (NodeId c : checkpoints)
+    allowed[c] |= bit(Policy::Recompute) | bit(Policy::Transient);
+  for (NodeId c : lates)
+    allowed[c] |= bit(Policy::Release) | bit(Policy::Late);
+  // The next policy `c` may have from `p`, one step toward Keep (dir -1) or
+  // away from it (+1).
+  auto step = [&](NodeId c, Policy p, int dir) -> std::optional<Policy> {
+    for (int q = static_cast<int>(p) + dir;
+         q >= 0 && q <= static_cast<int>(Policy::Late); q += dir)
+      if (allowed[c] & bit(static_cast<Policy>(q)))
+        return static_cast<Policy>(q);
+    return std::nullopt;
+  };
   ExecutorPlan plan(graph);
   PolicyExecutor executor(plan);
   Evaluated current = executor.evaluate(policy, kNoBudget);
@@ -1037,22 +1327,20 @@ static SolveResult improveBySwaps(const Graph &graph, int64_t budget,
     for (size_t a = 0; a < candidates.size() && evaluations < maxEvaluations;
          ++a) {
       NodeId up = candidates[a];
-      if (policy[up] == Policy::Keep)
-        continue;
       Policy upOld = policy[up];
-      Policy upNew =
-          upOld == Policy::Transient ? Policy::Recompute : Policy::Keep;
+      std::optional<Policy> upNew = step(up, upOld, -1);
+      if (!upNew)
+        continue;
       size_t lo = a >= window ? a - window : 0;
       size_t hi = std::min(candidates.size(), a + window + 1);
       for (size_t b = lo; b < hi && evaluations < maxEvaluations; ++b) {
         NodeId down = candidates[b];
-        if (down == up || policy[down] == Policy::Transient)
+        std::optional<Policy> downNew;
+        if (down == up || !(downNew = step(down, policy[down], +1)))
           continue;
         Policy downOld = policy[down];
-        Policy downNew =
-            downOld == Policy::Keep ? Policy::Recompute : Policy::Transient;
-        policy[up] = upNew;
-        policy[down] = downNew;
+        policy[up] = *upNew;
+        policy[down] = *downNew;
         Cutoff cutoff;
         cutoff.cost = current.cost;
         cutoff.peak = budget;
@@ -1069,6 +1357,50 @@ static SolveResult improveBySwaps(const Graph &graph, int64_t budget,
     }
   }
   return finish(graph, scheduleFromPolicies(graph, policy), budget);
+}
+
+/// Local search with a larger neighbourhood than swaps: keep one value the
+/// answer drops, let greedy restore the budget from there (it may drop any
+/// other value, and then undoes the drops no longer needed), and take the
+/// result if it is cheaper. Values are pinned in turn, the most expensive
+/// first, cycling through the current answer's drops until a whole cycle
+/// finds nothing cheaper or `maxWork` simulated computations are spent.
+/// Swaps change two values by one step each; a cheaper answer is often
+/// three or more changes away (one value kept, two others dropped), which
+/// greedy's repair finds in one move.
+static SolveResult improveByPinning(const Graph &graph, int64_t budget,
+                                    std::vector<Policy> &policy,
+                                    SolveResult answer, int64_t maxWork) {
+  int64_t work = 0;
+  size_t sinceImproved = 0, next = 0;
+  while (work < maxWork) {
+    std::vector<NodeId> dropped;
+    for (NodeId id = 0; id < static_cast<NodeId>(graph.size()); ++id)
+      if (policy[id] != Policy::Keep)
+        dropped.push_back(id);
+    if (sinceImproved >= dropped.size())
+      break;
+    std::stable_sort(dropped.begin(), dropped.end(), [&](NodeId a, NodeId b) {
+      return graph.node(a).cost > graph.node(b).cost;
+    });
+    NodeId pin = dropped[next++ % dropped.size()];
+    ++sinceImproved;
+    std::vector<Policy> start = policy, result;
+    start[pin] = Policy::Keep;
+    GreedyFrom from;
+    from.start = &start;
+    from.pinned = pin;
+    from.policy = &result;
+    from.work = &work;
+    SolveResult r =
+        greedyRun(graph, budget, nullptr, GreedyScoring::Bound, from);
+    if (r.feasible && r.cost < answer.cost) {
+      answer = std::move(r);
+      policy = std::move(result);
+      sinceImproved = 0;
+    }
+  }
+  return answer;
 }
 
 /// Recovers the policies behind a greedy schedule from how often each
@@ -1116,11 +1448,18 @@ static SolveResult solveAuto(const Graph &graph, int64_t budget,
   }
   bool tiny = graph.size() <= kSmallGraphNodes;
   GreedyRuns runs = greedyRuns(graph, budget);
-  // Every answer found, judged against `budget`.
+  // Every answer found, judged against `budget`, and the policies behind
+  // it (empty where they are not known).
   std::vector<SolveResult> answers = std::move(runs.answers);
+  std::vector<std::vector<Policy>> policies = std::move(runs.policies);
   auto runGreedy = [&](int64_t target, GreedyScoring scoring) {
-    answers.push_back(greedyAnswer(graph, target, budget, scoring));
+    answers.push_back(
+        greedyAnswer(graph, target, budget, scoring, &policies.emplace_back()));
     return answers.back().feasible;
+  };
+  auto runLadder = [&](GreedyScoring scoring) {
+    answers.push_back(
+        fromLadder(graph, budget, scoring, &policies.emplace_back()));
   };
   bool exactMet = runs.exactMet;
   if (!runs.exactRan && graph.size() <= kExactGreedyNodes)
@@ -1141,42 +1480,81 @@ static SolveResult solveAuto(const Graph &graph, int64_t budget,
   // Where greedy answers from its ladder, so does auto, even when another
   // answer fits, to stay at least as good. The ladder with exact scoring
   // is for budgets nothing else reaches (and on small graphs for its
-  // cheaper states): it costs a dozen runs.
-  if (!runs.fits || tiny)
-    answers.push_back(fromLadder(graph, budget, GreedyScoring::Bound));
+  // cheaper states): it costs a dozen runs. Without a backward pass,
+  // greedy's answers near the smallest budgets vary widely with the budget
+  // it aims at, and the ladder's runs, budget-independent, often hold a
+  // cheaper one wherever greedy's run got stuck (Moccasin's n1000 at 0.665
+  // of its peak: 4.57x without them, 3.97x with them).
+  bool training = hasBackward(graph);
+  if (!runs.fits || tiny || (runs.retried && !training))
+    runLadder(GreedyScoring::Bound);
   bool anyFits = std::any_of(answers.begin(), answers.end(),
                              [](const SolveResult &r) { return r.feasible; });
   if (graph.size() <= kExactGreedyNodes && !exactMet && (tiny || !anyFits))
-    answers.push_back(fromLadder(graph, budget, GreedyScoring::Exact));
+    runLadder(GreedyScoring::Exact);
   SolveResult best = answers.front();
-  auto consider = [&](SolveResult r) {
-    if (isBetter(r, best))
+  std::vector<Policy> bestPolicy = policies.front();
+  auto consider = [&](SolveResult r, std::vector<Policy> policy) {
+    if (isBetter(r, best)) {
       best = std::move(r);
+      bestPolicy = std::move(policy);
+    }
   };
-  // Swaps from an answer that fits, starting from the policies as its
-  // schedule shows them (a value greedy marked but never dropped reads as
-  // kept): greedy's own labels make a neighbourhood of moves that change
-  // nothing.
-  auto swapsFrom = [&](const SolveResult &answer, int evaluations) {
+  // Where the local searches start from an answer: in a training graph,
+  // the policies as its schedule shows them (a value greedy marked but
+  // never dropped reads as kept: greedy's own labels make a neighbourhood
+  // of moves that change nothing); otherwise, Release and Late not being
+  // visible in a schedule that way, the policies greedy gave it. Empty
+  // where neither reproduces the answer.
+  auto reproduces = [&](const std::vector<Policy> &policy,
+                        const SolveResult &answer) {
+    if (policy.empty())
+      return false;
+    SimResult check = simulate(graph, scheduleFromPolicies(graph, policy));
+    return check.valid && check.peakBytes <= budget &&
+           check.cost <= answer.cost;
+  };
+  auto startOf = [&](const SolveResult &answer,
+                     const std::vector<Policy> &known) {
+    if (training) {
+      std::vector<Policy> seen = policiesOf(graph, answer.schedule);
+      if (reproduces(seen, answer))
+        return seen;
+    }
+    return reproduces(known, answer) ? known : std::vector<Policy>();
+  };
+  auto swapsFrom = [&](const SolveResult &answer,
+                       const std::vector<Policy> &known, int evaluations) {
     if (!answer.feasible)
       return;
-    std::vector<Policy> seen = policiesOf(graph, answer.schedule);
-    SimResult check = simulate(graph, scheduleFromPolicies(graph, seen));
-    if (check.valid && check.peakBytes <= budget)
-      consider(improveBySwaps(graph, budget, std::move(seen), evaluations));
+    std::vector<Policy> seen = startOf(answer, known);
+    if (seen.empty())
+      return;
+    SolveResult r = improveBySwaps(graph, budget, seen, evaluations);
+    consider(std::move(r), std::move(seen));
   };
-  for (SolveResult &answer : answers) {
-    swapsFrom(answer, 150);
-    consider(std::move(answer));
+  for (size_t i = 0; i < answers.size(); ++i) {
+    swapsFrom(answers[i], policies[i], 150);
+    consider(std::move(answers[i]), std::move(policies[i]));
   }
-  consider(solveChenGreedy(graph, budget, options));
-  consider(solveEveryLayer(graph, budget, options));
-  consider(solveChenSqrt(graph, budget, options));
+  consider(solveChenGreedy(graph, budget, options), {});
+  consider(solveEveryLayer(graph, budget, options), {});
+  consider(solveChenSqrt(graph, budget, options), {});
   // The swaps above stop after a few evaluations per answer; the winner
   // gets a longer search, which mostly keeps finding cheaper neighbours at
-  // the smaller budgets.
+  // the smaller budgets, and then the pinning search.
   SolveResult winner = best;
-  swapsFrom(winner, kFinalSwapEvaluations);
+  std::vector<Policy> winnerPolicy = bestPolicy;
+  swapsFrom(winner, winnerPolicy, kFinalSwapEvaluations);
+  if (best.feasible) {
+    std::vector<Policy> start = startOf(best, bestPolicy);
+    if (!start.empty()) {
+      int64_t maxWork = (tiny ? kSmallGraphPinningWork : kPinningWorkPerNode) *
+                        static_cast<int64_t>(graph.size());
+      SolveResult r = improveByPinning(graph, budget, start, best, maxWork);
+      consider(std::move(r), std::move(start));
+    }
+  }
   return best;
 }
 

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "BruteForce.h"
+#include "Internal.h"
 #include "RandomGraphs.h"
 
 #include "remat/Remat/Solvers.h"
@@ -422,6 +423,23 @@ TEST(Graph, CostLowerBoundIsUnderEverySolversCost) {
         }
       }
     }
+  }
+}
+
+TEST(Executor, ResumedEvaluationsMatchWholeOnes) {
+  // Greedy evaluates moves from states the executor remembered part way
+  // through the current policies' run; every figure must be the one a run
+  // from the start gives, cutoffs included. Training graphs (with an
+  // in-place update) and the same graphs without a backward pass (where
+  // kept inputs are held for recomputations).
+  for (unsigned seed = 0; seed < 20; ++seed) {
+    Graph g = test::randomTrainingGraph(500 + seed, 10 + 7 * seed);
+    EXPECT_EQ(detail::resumedEvaluationMismatches(g, seed, 400), 0)
+        << "seed " << seed;
+    for (NodeId id = 0; id < (NodeId)g.size(); ++id)
+      g.node(id).backward = false;
+    EXPECT_EQ(detail::resumedEvaluationMismatches(g, seed, 400), 0)
+        << "seed " << seed << " without a backward pass";
   }
 }
 
