@@ -10,6 +10,8 @@
 
 #include "remat/Remat/Solvers.h"
 
+#include <utility>
+
 namespace remat::detail {
 
 SolveResult solveMilp(const Graph &graph, int64_t budget,
@@ -19,6 +21,11 @@ SolveResult solveMilp(const Graph &graph, int64_t budget,
 /// policies of `graph` both from the start and resumed from the executor's
 /// remembered states, and returns how many disagree in any figure.
 int resumedEvaluationMismatches(const Graph &graph, unsigned seed, int trials);
+
+/// Test hook: one greedy run at `budget`, and the pinning search from its
+/// answer, run until a whole cycle of pins finds nothing cheaper.
+std::pair<SolveResult, SolveResult> greedyThenPinning(const Graph &graph,
+                                                      int64_t budget);
 
 } // namespace remat::detail
 

@@ -1403,6 +1403,20 @@ static SolveResult improveByPinning(const Graph &graph, int64_t budget,
   return answer;
 }
 
+std::pair<SolveResult, SolveResult>
+remat::detail::greedyThenPinning(const Graph &graph, int64_t budget) {
+  std::vector<Policy> policy;
+  GreedyFrom from;
+  from.policy = &policy;
+  SolveResult greedy =
+      greedyRun(graph, budget, nullptr, GreedyScoring::Bound, from);
+  if (!greedy.feasible)
+    return {greedy, greedy};
+  SolveResult pinned = improveByPinning(graph, budget, policy, greedy,
+                                        std::numeric_limits<int64_t>::max());
+  return {greedy, pinned};
+}
+
 /// Recovers the policies behind a greedy schedule from how often each
 /// candidate is computed: once means Keep, twice Recompute, more Transient
 /// (a Transient value with one backward use reads as Recompute, which
