@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <chrono>
 #include <cmath>
 #include <functional>
 #include <optional>
@@ -1439,8 +1440,21 @@ static std::vector<Policy> policiesOf(const Graph &graph,
 /// smaller budgets, swaps from each answer, then the classic schedules; the
 /// cheapest within the budget wins, so it is never worse than greedy and
 /// never over the budget when anything fits.
-static SolveResult solveAuto(const Graph &graph, int64_t budget,
-                             const SolverOptions &options) {
+namespace {
+/// An answer and the policies behind it: what a sweep carries from one
+/// budget to the next.
+struct Carried {
+  SolveResult answer;
+  std::vector<Policy> policy;
+};
+} // namespace
+
+/// Auto at `budget`; `carried`, when given, is a schedule that fits a
+/// smaller budget (so this one too): a candidate and, where it wins, the
+/// start of the local searches. It is replaced by this budget's answer.
+static SolveResult solveAutoCarrying(const Graph &graph, int64_t budget,
+                                     const SolverOptions &options,
+                                     Carried *carried) {
   // Below the peak no schedule can beat (the arguments plus the op that
   // needs most), runs aimed at the budget are lost; the answer is the least
   // peak of auto's budget-independent ladders (and of the simple solvers),
@@ -1560,16 +1574,35 @@ static SolveResult solveAuto(const Graph &graph, int64_t budget,
   SolveResult winner = best;
   std::vector<Policy> winnerPolicy = bestPolicy;
   swapsFrom(winner, winnerPolicy, kFinalSwapEvaluations);
-  if (best.feasible) {
-    std::vector<Policy> start = startOf(best, bestPolicy);
-    if (!start.empty()) {
-      int64_t maxWork = (tiny ? kSmallGraphPinningWork : kPinningWorkPerNode) *
-                        static_cast<int64_t>(graph.size());
-      SolveResult r = improveByPinning(graph, budget, start, best, maxWork);
-      consider(std::move(r), std::move(start));
-    }
+  // The pinning search from the best answer, and in a sweep also from the
+  // answer carried from the budget below where that is cheaper still: the
+  // sweep's answer is then never dearer than this budget's alone, nor than
+  // the one below.
+  auto pinFrom = [&](const SolveResult &answer,
+                     const std::vector<Policy> &known) {
+    std::vector<Policy> start = startOf(answer, known);
+    if (start.empty())
+      return;
+    int64_t maxWork = (tiny ? kSmallGraphPinningWork : kPinningWorkPerNode) *
+                      static_cast<int64_t>(graph.size());
+    SolveResult r = improveByPinning(graph, budget, start, answer, maxWork);
+    consider(std::move(r), std::move(start));
+  };
+  if (best.feasible)
+    pinFrom(SolveResult(best), std::vector<Policy>(bestPolicy));
+  if (carried && carried->answer.feasible &&
+      carried->answer.peakBytes <= budget && carried->answer.cost < best.cost) {
+    consider(carried->answer, carried->policy);
+    pinFrom(carried->answer, carried->policy);
   }
+  if (carried)
+    *carried = {best, bestPolicy};
   return best;
+}
+
+static SolveResult solveAuto(const Graph &graph, int64_t budget,
+                             const SolverOptions &options) {
+  return solveAutoCarrying(graph, budget, options, nullptr);
 }
 
 namespace {
@@ -1606,6 +1639,39 @@ bool remat::isSolver(std::string_view name) {
     if (e.name == name)
       return true;
   return false;
+}
+
+std::vector<SolveResult> remat::solveSweep(std::string_view name,
+                                           const Graph &graph,
+                                           const std::vector<int64_t> &budgets,
+                                           const SolverOptions &options,
+                                           std::vector<double> *milliseconds) {
+  std::vector<SolveResult> results(budgets.size());
+  std::vector<size_t> order(budgets.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return budgets[a] < budgets[b]; });
+  if (milliseconds)
+    milliseconds->assign(budgets.size(), 0);
+  Carried carried;
+  for (size_t i : order) {
+    auto start = std::chrono::steady_clock::now();
+    if (name != "auto") {
+      results[i] = solve(name, graph, budgets[i], options);
+    } else {
+      results[i] = solveAutoCarrying(graph, budgets[i], options, &carried);
+      // A refusal carries nothing: its schedule fits no budget asked so
+      // far.
+      if (!results[i].feasible)
+        carried = {};
+    }
+    if (milliseconds)
+      (*milliseconds)[i] = std::chrono::duration<double, std::milli>(
+                               std::chrono::steady_clock::now() - start)
+                               .count();
+  }
+  return results;
 }
 
 SolveResult remat::solve(std::string_view name, const Graph &graph,

@@ -1,8 +1,9 @@
 //===- remat-solve.cpp - Run a solver on a graph file ---------------------===//
 //
 // The solvers without IR: read a Checkmate or Moccasin graph, solve it under
-// a budget, check the schedule with the one simulator and print the result,
-// with the schedule itself in --json so anyone can re-check it.
+// a budget (or each of a list of budgets), check the schedule with the one
+// simulator and print the result, with the schedule itself in --json so
+// anyone can re-check it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,15 +24,20 @@ using namespace remat;
 
 static cl::opt<std::string> graphPath(cl::Positional, cl::Required,
                                       cl::desc("<graph.json>"));
-static cl::opt<std::string>
-    budgetText("budget", cl::Required,
-               cl::desc("Budget: bytes, or a fraction of the no-remat peak "
-                        "such as 0.7x"));
+static cl::opt<std::string> budgetText(
+    "budget", cl::Required,
+    cl::desc("Budget: bytes, or a fraction of the no-remat peak such as "
+             "0.7x; a comma-separated list solves each (auto from the "
+             "smallest up, each answer carried to the next budget, so its "
+             "cost never rises with the budget)"));
 static cl::opt<std::string> solverName("solver", cl::init("auto"),
                                        cl::desc("Solver name"));
 static cl::opt<double> timeLimit("time-limit", cl::init(10.0),
                                  cl::desc("Solver time limit in seconds"));
-static cl::opt<bool> json("json", cl::desc("Print one JSON object"));
+static cl::opt<bool>
+    json("json",
+         cl::desc("Print one JSON object (an array of them for a list of "
+                  "budgets)"));
 
 static int fail(const std::string &message) {
   llvm::errs() << "remat-solve: error: " << message << "\n";
@@ -55,74 +61,86 @@ int main(int argc, char **argv) {
     return fail("'" + graphPath + "': " + why);
 
   SolveResult base = solve("none", file.graph, kNoBudget);
-  int64_t budget;
-  llvm::StringRef text(budgetText);
-  double value;
-  if (text.ends_with("x") && !text.drop_back().getAsDouble(value) &&
-      value > 0 && std::isfinite(value)) {
-    budget = static_cast<int64_t>(std::floor(value * base.peakBytes));
-  } else if (!text.getAsInteger(10, budget) && budget > 0) {
-  } else {
-    return fail("malformed budget '" + budgetText +
-                "': expected a positive number of bytes or a fraction of "
-                "the no-remat peak such as 0.7x");
+  std::vector<int64_t> budgets;
+  llvm::SmallVector<llvm::StringRef> parts;
+  llvm::StringRef(budgetText).split(parts, ',');
+  for (llvm::StringRef text : parts) {
+    text = text.trim();
+    int64_t budget;
+    double value;
+    if (text.ends_with("x") && !text.drop_back().getAsDouble(value) &&
+        value > 0 && std::isfinite(value)) {
+      budget = static_cast<int64_t>(std::floor(value * base.peakBytes));
+    } else if (!text.getAsInteger(10, budget) && budget > 0) {
+    } else {
+      return fail("malformed budget '" + text.str() +
+                  "': expected a positive number of bytes or a fraction of "
+                  "the no-remat peak such as 0.7x (several: a comma-separated "
+                  "list)");
+    }
+    budgets.push_back(budget);
   }
 
   SolverOptions options;
   options.timeLimitSeconds = timeLimit;
-  auto t0 = std::chrono::steady_clock::now();
-  SolveResult r = solve(solverName, file.graph, budget, options);
-  auto t1 = std::chrono::steady_clock::now();
-  double ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
-  SimResult sim = simulate(file.graph, r.schedule);
-  if (!sim.valid)
-    return fail("internal error: solver '" + solverName +
-                "' returned an invalid schedule: " + sim.error);
-  double overhead = sim.cost / std::max(base.cost, 1e-300);
-  // Every answer is measured against the graph's cost bound (outside the
-  // solve time): it proves heuristics' answers optimal where they meet it,
-  // and a budget no schedule can meet where it is infinite.
-  auto b0 = std::chrono::steady_clock::now();
-  double bound = file.graph.costLowerBound(budget);
-  double boundMs = std::chrono::duration<double, std::milli>(
-                       std::chrono::steady_clock::now() - b0)
-                       .count();
-  if (std::isfinite(bound) && (!r.lowerBound || *r.lowerBound < bound))
-    r.lowerBound = bound;
-  if (r.feasible && r.lowerBound && meetsLowerBound(sim.cost, *r.lowerBound))
-    r.optimal = true;
-  if (!r.feasible && !std::isfinite(bound))
-    r.optimal = true; // no in-order schedule fits at all
+  std::vector<double> milliseconds;
+  std::vector<SolveResult> results =
+      solveSweep(solverName, file.graph, budgets, options, &milliseconds);
+  llvm::json::Array objects;
+  bool allFeasible = true;
+  for (size_t i = 0; i < budgets.size(); ++i) {
+    SolveResult &r = results[i];
+    int64_t budget = budgets[i];
+    double ms = milliseconds[i];
+    allFeasible &= r.feasible;
+    SimResult sim = simulate(file.graph, r.schedule);
+    if (!sim.valid)
+      return fail("internal error: solver '" + solverName +
+                  "' returned an invalid schedule: " + sim.error);
+    double overhead = sim.cost / std::max(base.cost, 1e-300);
+    // Every answer is measured against the graph's cost bound (outside the
+    // solve time): it proves heuristics' answers optimal where they meet
+    // it, and a budget no schedule can meet where it is infinite.
+    auto b0 = std::chrono::steady_clock::now();
+    double bound = file.graph.costLowerBound(budget);
+    double boundMs = std::chrono::duration<double, std::milli>(
+                         std::chrono::steady_clock::now() - b0)
+                         .count();
+    if (std::isfinite(bound) && (!r.lowerBound || *r.lowerBound < bound))
+      r.lowerBound = bound;
+    if (r.feasible && r.lowerBound && meetsLowerBound(sim.cost, *r.lowerBound))
+      r.optimal = true;
+    if (!r.feasible && !std::isfinite(bound))
+      r.optimal = true; // no in-order schedule fits at all
 
-  if (json) {
-    llvm::json::Array events;
-    for (const Event &e : r.schedule)
-      events.push_back(llvm::json::Array{
-          e.kind == Event::Kind::Compute ? "compute" : "free", e.node});
-    llvm::json::Object out{
-        {"graph", file.name},
-        {"format", file.format},
-        {"nodes", static_cast<int64_t>(file.graph.size())},
-        {"solver", solverName.getValue()},
-        {"feasible", r.feasible},
-        {"budget_bytes", budget},
-        {"peak_bytes", sim.peakBytes},
-        {"baseline_peak_bytes", base.peakBytes},
-        {"lower_bound_peak_bytes", file.graph.peakLowerBound()},
-        {"cost", sim.cost},
-        {"baseline_cost", base.cost},
-        {"overhead", overhead},
-        {"solve_ms", ms},
-        {"bound_ms", boundMs},
-        {"optimal", r.optimal ? llvm::json::Value(*r.optimal)
-                              : llvm::json::Value(nullptr)},
-        {"lower_bound_cost", r.lowerBound ? llvm::json::Value(*r.lowerBound)
-                                          : llvm::json::Value(nullptr)},
-        {"schedule", std::move(events)},
-    };
-    llvm::outs() << llvm::formatv("{0}", llvm::json::Value(std::move(out)))
-                 << "\n";
-  } else {
+    if (json) {
+      llvm::json::Array events;
+      for (const Event &e : r.schedule)
+        events.push_back(llvm::json::Array{
+            e.kind == Event::Kind::Compute ? "compute" : "free", e.node});
+      objects.push_back(llvm::json::Object{
+          {"graph", file.name},
+          {"format", file.format},
+          {"nodes", static_cast<int64_t>(file.graph.size())},
+          {"solver", solverName.getValue()},
+          {"feasible", r.feasible},
+          {"budget_bytes", budget},
+          {"peak_bytes", sim.peakBytes},
+          {"baseline_peak_bytes", base.peakBytes},
+          {"lower_bound_peak_bytes", file.graph.peakLowerBound()},
+          {"cost", sim.cost},
+          {"baseline_cost", base.cost},
+          {"overhead", overhead},
+          {"solve_ms", ms},
+          {"bound_ms", boundMs},
+          {"optimal", r.optimal ? llvm::json::Value(*r.optimal)
+                                : llvm::json::Value(nullptr)},
+          {"lower_bound_cost", r.lowerBound ? llvm::json::Value(*r.lowerBound)
+                                            : llvm::json::Value(nullptr)},
+          {"schedule", std::move(events)},
+      });
+      continue;
+    }
     llvm::outs() << file.name << " (" << file.graph.size() << " nodes), solver "
                  << solverName << ", budget " << budget
                  << " bytes: " << (r.feasible ? "feasible" : "infeasible")
@@ -147,5 +165,12 @@ int main(int argc, char **argv) {
                    << r.peakBytes << " bytes; no schedule peaks below "
                    << file.graph.peakLowerBound() << " bytes\n";
   }
-  return r.feasible ? 0 : 2;
+  // One budget prints one object; a list prints an array of them.
+  if (json) {
+    llvm::json::Value out = objects.size() == 1
+                                ? std::move(objects.front())
+                                : llvm::json::Value(std::move(objects));
+    llvm::outs() << llvm::formatv("{0}", out) << "\n";
+  }
+  return allFeasible ? 0 : 2;
 }

@@ -52,6 +52,19 @@ bool isSolver(std::string_view name);
 SolveResult solve(std::string_view name, const Graph &graph, int64_t budget,
                   const SolverOptions &options = {});
 
+/// Runs the named solver at each of `budgets` (in any order; the results in
+/// the same order). `auto` solves them from the smallest up and starts each
+/// from the answer to the one below, which fits it too: its cost never
+/// rises with the budget, by construction. (Single calls to solve() carry
+/// nothing, and a larger budget can cost more than a smaller one.) Other
+/// solvers answer each budget as solve() does. `milliseconds`, when given,
+/// receives the wall time of each budget's solve.
+std::vector<SolveResult>
+solveSweep(std::string_view name, const Graph &graph,
+           const std::vector<int64_t> &budgets,
+           const SolverOptions &options = {},
+           std::vector<double> *milliseconds = nullptr);
+
 /// Values a solver may drop after their early uses and recompute for the
 /// later ones: in a training graph, forward values read by the backward
 /// pass; in a graph without a backward pass, values with more than one use.
