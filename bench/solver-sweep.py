@@ -4,7 +4,10 @@ protocol): 32 budgets from the smallest one `auto` reaches up to the no-remat
 peak. Writes bench/results/sweep.csv, sweep.json and one PNG per graph
 (overhead vs budget), and prints a summary: auto against the proven optimum
 where milp proves one, auto's worst solve time, and whether auto's overhead
-is monotone in the budget.
+is monotone in the budget: auto's single calls (what the pass makes), and
+auto solving the whole sweep in one run (remat-solve --budget=A,B,...,
+"auto-sweep"), which carries each answer to the next larger budget and is
+monotone by construction.
 
 usage: bench/solver-sweep.py [--build build] [--points 32]
        [--graphs PREFIX,...] [--milp-graphs VGG16,MobileNet:20]
@@ -38,6 +41,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED = os.path.join(os.path.dirname(ROOT), "shared", "benchmarks",
                       "checkmate-graphs")
 SOLVERS = ["every-layer", "chen-sqrt", "chen-greedy", "greedy", "auto"]
+# auto solving the whole sweep in one run (see solve()).
+SWEEP = "auto-sweep"
 
 
 # CBC pulls in OpenBLAS, whose worker threads spin for a while after the
@@ -47,7 +52,11 @@ ONE_THREAD = dict(os.environ, OPENBLAS_NUM_THREADS="1")
 
 
 def solve(bin_dir, graph, budget, solver, time_limit=None):
-    cmd = [os.path.join(bin_dir, "remat-solve"), graph, f"--budget={budget}",
+    """One remat-solve run; `budget` may be a list (one run solves them all,
+    auto carrying each answer to the next larger budget): then a list of
+    results."""
+    text = ",".join(map(str, budget)) if isinstance(budget, list) else budget
+    cmd = [os.path.join(bin_dir, "remat-solve"), graph, f"--budget={text}",
            f"--solver={solver}", "--json"]
     if time_limit:
         cmd.append(f"--time-limit={time_limit}")
@@ -55,7 +64,8 @@ def solve(bin_dir, graph, budget, solver, time_limit=None):
     if r.returncode not in (0, 2):
         sys.exit(f"remat-solve failed: {' '.join(cmd)}\n{r.stderr}")
     j = json.loads(r.stdout)
-    j.pop("schedule")
+    for o in j if isinstance(j, list) else [j]:
+        o.pop("schedule")
     return j
 
 
@@ -106,21 +116,28 @@ def main():
         budgets = [int(floor + (peak - floor) * i / (a.points - 1))
                    for i in range(a.points)]
         limit, every = milp_specs.get(name, (None, 0))
+
+        def add(s, b, j):
+            rows.append({"graph": name, "solver": s, "budget": b,
+                         "budget_fraction": b / peak,
+                         "feasible": j["feasible"],
+                         "overhead": j["overhead"] if j["feasible"] else None,
+                         "solve_ms": j["solve_ms"], "optimal": j["optimal"],
+                         "cost": j["cost"],
+                         "baseline_cost": j["baseline_cost"],
+                         "lower_bound_cost": j["lower_bound_cost"],
+                         "lower_bound_overhead":
+                             (j["lower_bound_cost"] / j["baseline_cost"]
+                              if j["lower_bound_cost"] is not None else None)})
         for k, b in enumerate(budgets):
             solvers = SOLVERS + (["milp"] if every and k % every == 0 else [])
             for s in solvers:
-                j = solve(bin_dir, path, b, s, limit if s == "milp" else None)
-                rows.append({"graph": name, "solver": s, "budget": b,
-                             "budget_fraction": b / peak,
-                             "feasible": j["feasible"],
-                             "overhead": j["overhead"] if j["feasible"] else None,
-                             "solve_ms": j["solve_ms"], "optimal": j["optimal"],
-                             "cost": j["cost"],
-                             "baseline_cost": j["baseline_cost"],
-                             "lower_bound_cost": j["lower_bound_cost"],
-                             "lower_bound_overhead":
-                                 (j["lower_bound_cost"] / j["baseline_cost"]
-                                  if j["lower_bound_cost"] is not None else None)})
+                add(s, b, solve(bin_dir, path, b, s,
+                                limit if s == "milp" else None))
+        # auto over the whole sweep in one run: each answer carried to the
+        # next larger budget (remat-solve --budget=A,B,...).
+        for b, j in zip(budgets, solve(bin_dir, path, budgets, "auto")):
+            add(SWEEP, b, j)
         print(f"{name}: {len(budgets)} budgets from {floor / peak:.3f} to 1.0 "
               f"of the no-remat peak ({peak} bytes)", flush=True)
 
@@ -136,18 +153,28 @@ def main():
 def report(rows, graphs, out):
 
     print("\n| graph | auto feasible | auto worst solve ms | auto monotone | "
+          "auto-sweep monotone | auto-sweep worst solve ms | "
+          "budgets where auto-sweep beats auto | "
           "milp proven points | auto vs optimum, worst extra-compute ratio | "
           "bounded points | auto proven within 5% of the optimum | "
+          "auto-sweep proven within 5% | "
           "budgets where a heuristic beats auto |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     details = []
     for name in graphs:
         by = lambda s: [r for r in rows if r["graph"] == name and r["solver"] == s]
         auto = by("auto")
         feasible = sum(r["feasible"] for r in auto)
         worst_ms = max(r["solve_ms"] for r in auto)
-        over = [r["overhead"] for r in auto if r["feasible"]]
-        monotone = all(x >= y - 1e-12 for x, y in zip(over, over[1:]))
+        def is_monotone(rs):
+            over = [r["overhead"] for r in rs if r["feasible"]]
+            return all(x >= y - 1e-12 for x, y in zip(over, over[1:]))
+        monotone = is_monotone(auto)
+        sweep = by(SWEEP)
+        sweep_cost = {r["budget"]: r["cost"] for r in sweep if r["feasible"]}
+        sweep_wins = sum(1 for r in auto if r["budget"] in sweep_cost and
+                         (not r["feasible"] or
+                          sweep_cost[r["budget"]] < r["cost"] - 1e-9))
         milp = {r["budget"]: r for r in by("milp")}
         proven, ratios = 0, []
         for r in auto:
@@ -166,6 +193,17 @@ def report(rows, graphs, out):
             if o["graph"] == name and o.get("lower_bound_cost") is not None:
                 bounds[o["budget"]] = max(bounds.get(o["budget"], 0),
                                           o["lower_bound_cost"])
+        def within_5(rs):
+            n = 0
+            for r in rs:
+                lb = bounds.get(r["budget"])
+                if lb is None or not r["feasible"]:
+                    continue
+                extra_lb = lb - r["baseline_cost"]
+                extra = r["cost"] - r["baseline_cost"]
+                n += (extra / extra_lb if extra_lb > 0 else
+                      (1.0 if extra <= 0 else float("inf"))) <= 1.05
+            return n
         bounded, within = 0, 0
         for r in auto:
             lb = bounds.get(r["budget"])
@@ -190,10 +228,16 @@ def report(rows, graphs, out):
                            min(o["overhead"] for o in others) < r["overhead"] - 1e-12):
                 beaten += 1
         ratio = f"{max(ratios):.3f}" if ratios else "n/a"
+        sweep_ms = (f"{max(r['solve_ms'] for r in sweep):.1f}" if sweep
+                    else "n/a")
+        sweep_mono = ("yes" if is_monotone(sweep) else "NO") if sweep else "n/a"
         print(f"| {name} | {feasible}/{len(auto)} | {worst_ms:.1f} | "
-              f"{'yes' if monotone else 'NO'} | {proven if milp else 'not run'} | "
+              f"{'yes' if monotone else 'NO'} | {sweep_mono} | {sweep_ms} | "
+              f"{sweep_wins} | {proven if milp else 'not run'} | "
               f"{ratio} | {bounded} | "
-              f"{f'{within}/{bounded}' if bounded else 'n/a'} | {beaten} |")
+              f"{f'{within}/{bounded}' if bounded else 'n/a'} | "
+              f"{f'{within_5(sweep)}/{bounded}' if sweep else 'n/a'} | "
+              f"{beaten} |")
     if details:
         print("\nauto against the best lower bound (the optimum lies between):")
         for d in details:
@@ -209,14 +253,14 @@ def report(rows, graphs, out):
         return 0
     for name in graphs:
         fig, ax = plt.subplots(figsize=(6, 4))
-        for s in SOLVERS + ["milp"]:
+        for s in SOLVERS + [SWEEP, "milp"]:
             pts = [(r["budget_fraction"], r["overhead"]) for r in rows
                    if r["graph"] == name and r["solver"] == s and r["feasible"]]
             if not pts:
                 continue
             xs, ys = zip(*pts)
             ax.plot(xs, ys, marker="o" if s == "milp" else ".", label=s,
-                    linestyle="none" if s == "milp" else "-")
+                    linestyle={"milp": "none", SWEEP: "--"}.get(s, "-"))
         lbs = {}
         for r in rows:
             if r["graph"] == name and r.get("lower_bound_overhead") is not None:
