@@ -1208,6 +1208,10 @@ constexpr int kFinalSwapEvaluations = 1000;
 constexpr int64_t kPinningWorkPerNode = 3000;
 constexpr int64_t kSmallGraphPinningWork = 30000;
 
+/// On graphs up to kSmallGraphNodes, the pinning search also starts from
+/// this many more of auto's answers, the cheapest distinct ones.
+constexpr size_t kMorePinningStarts = 3;
+
 /// Graphs up to this size, where a greedy run costs a millisecond or two,
 /// get more of them: greedy consults its ladder wherever its run gets
 /// stuck, even when a retry fits (the ladder's states are sometimes
@@ -1525,7 +1529,13 @@ static SolveResult solveAutoCarrying(const Graph &graph, int64_t budget,
     runLadder(GreedyScoring::Exact);
   SolveResult best = answers.front();
   std::vector<Policy> bestPolicy = policies.front();
+  // On small graphs, every answer that fits after its swaps: the pinning
+  // search also starts from the cheapest few.
+  std::vector<Carried> starts;
+  bool collecting = tiny;
   auto consider = [&](SolveResult r, std::vector<Policy> policy) {
+    if (collecting && r.feasible && !policy.empty())
+      starts.push_back({r, policy});
     if (isBetter(r, best)) {
       best = std::move(r);
       bestPolicy = std::move(policy);
@@ -1593,8 +1603,29 @@ static SolveResult solveAutoCarrying(const Graph &graph, int64_t budget,
     SolveResult r = improveByPinning(graph, budget, start, answer, maxWork);
     consider(std::move(r), std::move(start));
   };
-  if (best.feasible)
+  collecting = false;
+  if (best.feasible) {
+    double first = best.cost;
     pinFrom(SolveResult(best), std::vector<Policy>(bestPolicy));
+    // Pinning ends in a local optimum that depends on where it starts; on
+    // small graphs, where a search takes a few milliseconds, it also
+    // starts from the next cheapest distinct answers.
+    std::stable_sort(starts.begin(), starts.end(),
+                     [](const Carried &a, const Carried &b) {
+                       return a.answer.cost < b.answer.cost;
+                     });
+    std::vector<double> tried = {first};
+    for (const Carried &c : starts) {
+      if (tried.size() > kMorePinningStarts)
+        break;
+      if (std::any_of(tried.begin(), tried.end(), [&](double t) {
+            return std::abs(t - c.answer.cost) <= 1e-9 * t;
+          }))
+        continue;
+      tried.push_back(c.answer.cost);
+      pinFrom(c.answer, c.policy);
+    }
+  }
   if (carried && carried->answer.feasible &&
       carried->answer.peakBytes <= budget && carried->answer.cost < best.cost) {
     consider(carried->answer, carried->policy);
