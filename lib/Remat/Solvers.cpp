@@ -101,6 +101,23 @@ std::vector<NodeId> remat::checkpointCandidates(const Graph &graph) {
 }
 
 namespace {
+/// The values greedy may move, sorted: checkpoint candidates (to Recompute
+/// or Transient), values that may be computed late (without a backward
+/// pass: to Release or Late), and both together.
+struct MovableValues {
+  std::vector<NodeId> checkpoints, lates, all;
+};
+} // namespace
+
+static MovableValues movableValues(const Graph &graph) {
+  MovableValues m{
+      checkpointCandidates(graph), candidatesOf(graph, /*late=*/true), {}};
+  std::set_union(m.checkpoints.begin(), m.checkpoints.end(), m.lates.begin(),
+                 m.lates.end(), std::back_inserter(m.all));
+  return m;
+}
+
+namespace {
 /// What the executor needs to know about a graph, computed once and shared
 /// by the many evaluations a solver makes.
 struct ExecutorPlan {
@@ -613,10 +630,9 @@ int remat::detail::resumedEvaluationMismatches(const Graph &graph,
                                                unsigned seed, int trials) {
   ExecutorPlan plan(graph);
   PolicyExecutor executor(plan);
-  std::vector<NodeId> checkpoints = checkpointCandidates(graph),
-                      lates = candidatesOf(graph, /*late=*/true), candidates;
-  std::set_union(checkpoints.begin(), checkpoints.end(), lates.begin(),
-                 lates.end(), std::back_inserter(candidates));
+  MovableValues movable = movableValues(graph);
+  const std::vector<NodeId> &checkpoints = movable.checkpoints,
+                            &lates = movable.lates, &candidates = movable.all;
   if (candidates.empty())
     return 0;
   std::mt19937 rng(seed);
@@ -925,10 +941,9 @@ static SolveResult greedyRun(const Graph &graph, int64_t budget,
                              const GreedyFrom &from = {}) {
   // Moves: a checkpoint candidate to Recompute or Transient; without a
   // backward pass, any value to Release or Late.
-  std::vector<NodeId> checkpoints = checkpointCandidates(graph),
-                      lates = candidatesOf(graph, /*late=*/true), candidates;
-  std::set_union(checkpoints.begin(), checkpoints.end(), lates.begin(),
-                 lates.end(), std::back_inserter(candidates));
+  MovableValues movable = movableValues(graph);
+  const std::vector<NodeId> &checkpoints = movable.checkpoints,
+                            &lates = movable.lates, &candidates = movable.all;
   std::vector<char> dropsAfterEarlyUse(graph.size(), 0),
       computesLate(graph.size(), 0);
   for (NodeId c : checkpoints)
@@ -1305,10 +1320,9 @@ static SolveResult solveGreedy(const Graph &graph, int64_t budget,
 static SolveResult improveBySwaps(const Graph &graph, int64_t budget,
                                   std::vector<Policy> &policy,
                                   int maxEvaluations) {
-  std::vector<NodeId> checkpoints = checkpointCandidates(graph),
-                      lates = candidatesOf(graph, /*late=*/true), candidates;
-  std::set_union(checkpoints.begin(), checkpoints.end(), lates.begin(),
-                 lates.end(), std::back_inserter(candidates));
+  MovableValues movable = movableValues(graph);
+  const std::vector<NodeId> &checkpoints = movable.checkpoints,
+                            &lates = movable.lates, &candidates = movable.all;
   auto bit = [](Policy p) { return 1u << static_cast<unsigned>(p); };
   std::vector<unsigned> allowed(graph.size(), bit(Policy::Keep));
   for (NodeId c : checkpoints)
