@@ -1393,18 +1393,21 @@ static SolveResult improveBySwaps(const Graph &graph, int64_t budget,
 static SolveResult improveByPinning(const Graph &graph, int64_t budget,
                                     std::vector<Policy> &policy,
                                     SolveResult answer, int64_t maxWork) {
-  int64_t work = 0;
-  size_t sinceImproved = 0, next = 0;
-  while (work < maxWork) {
+  // The answer's drops, the most expensive first.
+  auto droppedOf = [&](const std::vector<Policy> &p) {
     std::vector<NodeId> dropped;
     for (NodeId id = 0; id < static_cast<NodeId>(graph.size()); ++id)
-      if (policy[id] != Policy::Keep)
+      if (p[id] != Policy::Keep)
         dropped.push_back(id);
-    if (sinceImproved >= dropped.size())
-      break;
     std::stable_sort(dropped.begin(), dropped.end(), [&](NodeId a, NodeId b) {
       return graph.node(a).cost > graph.node(b).cost;
     });
+    return dropped;
+  };
+  std::vector<NodeId> dropped = droppedOf(policy);
+  int64_t work = 0;
+  size_t sinceImproved = 0, next = 0;
+  while (work < maxWork && sinceImproved < dropped.size()) {
     NodeId pin = dropped[next++ % dropped.size()];
     ++sinceImproved;
     std::vector<Policy> start = policy, result;
@@ -1419,6 +1422,7 @@ static SolveResult improveByPinning(const Graph &graph, int64_t budget,
     if (r.feasible && r.cost < answer.cost) {
       answer = std::move(r);
       policy = std::move(result);
+      dropped = droppedOf(policy);
       sinceImproved = 0;
     }
   }
@@ -1463,7 +1467,7 @@ static std::vector<Policy> policiesOf(const Graph &graph,
 /// never over the budget when anything fits.
 namespace {
 /// An answer and the policies behind it: what a sweep carries from one
-/// budget to the next.
+/// budget to the next, and where a pinning search starts.
 struct Carried {
   SolveResult answer;
   std::vector<Policy> policy;
