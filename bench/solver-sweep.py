@@ -14,8 +14,9 @@ usage: bench/solver-sweep.py [--build build] [--points 32]
        [--milp-time-limit 10] [--report-only]
 
 The graphs: Checkmate's three training graphs, Moccasin's four random
-layered graphs (no backward pass), and the demo MLP's step as the compiler
-exports it; --graphs keeps those whose names start with one of the
+layered graphs (no backward pass), and the training steps of the project's
+own example models (examples/: mlp, resnet, unet, gpt) as the compiler
+exports them; --graphs keeps those whose names start with one of the
 prefixes.
 
 --milp-graphs names the graphs milp runs on, each as NAME[:SECONDS[:EVERY]]:
@@ -41,6 +42,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED = os.path.join(os.path.dirname(ROOT), "shared", "benchmarks",
                       "checkmate-graphs")
 SOLVERS = ["every-layer", "chen-sqrt", "chen-greedy", "greedy", "auto"]
+# The project's own example models (examples/NAME.mlir).
+OWN_MODELS = ["mlp", "resnet", "unet", "gpt"]
 # auto solving the whole sweep in one run (see solve()).
 SWEEP = "auto-sweep"
 
@@ -90,12 +93,14 @@ def main():
     for n in (100, 250, 500, 1000):
         path, = glob.glob(os.path.join(SHARED, f"random_layered_n{n}_*.json"))
         graphs[f"random_layered_n{n}"] = path
-    # The project's own model: the demo MLP's step, exported by the compiler.
-    mlp = os.path.join(a.out, "mlp-graph.json")
-    subprocess.check_call([os.path.join(bin_dir, "remat-compile"),
-                           os.path.join(ROOT, "examples", "mlp.mlir"),
-                           "--emit=graph", "-o", mlp])
-    graphs["mlp"] = mlp
+    # The project's own models: each example's training step, exported by
+    # the compiler.
+    for model in OWN_MODELS:
+        path = os.path.join(a.out, f"{model}-graph.json")
+        subprocess.check_call([os.path.join(bin_dir, "remat-compile"),
+                               os.path.join(ROOT, "examples", f"{model}.mlir"),
+                               "--emit=graph", "-o", path])
+        graphs[model] = path
     if a.graphs:
         prefixes = a.graphs.split(",")
         graphs = {g: p for g, p in graphs.items()
@@ -150,6 +155,23 @@ def main():
     return report(rows, list(graphs), a.out)
 
 
+def envelope(points):
+    """The best lower bound at each budget from (budget, bound) pairs, several
+    per budget allowed (the graph's bound on every row, milp's on its own):
+    the largest at that budget or at any larger one. A schedule that fits a
+    budget fits every larger one, so the optimum never rises as the budget
+    shrinks, and a bound at a larger budget holds at a smaller one too (the
+    graph's own bound, a maximum over heuristic pieces, is not monotone)."""
+    best = {}
+    for b, v in points:
+        best[b] = max(best.get(b, v), v)
+    running = None
+    for b in sorted(best, reverse=True):
+        running = best[b] if running is None else max(running, best[b])
+        best[b] = running
+    return best
+
+
 def report(rows, graphs, out):
 
     print("\n| graph | auto feasible | auto worst solve ms | auto monotone | "
@@ -188,11 +210,9 @@ def report(rows, graphs, out):
         # The best lower bound at each budget: every row carries the
         # graph's own (remat-solve measures every answer against it), milp's
         # rows the LP's and CBC's too.
-        bounds = {}
-        for o in rows:
-            if o["graph"] == name and o.get("lower_bound_cost") is not None:
-                bounds[o["budget"]] = max(bounds.get(o["budget"], 0),
-                                          o["lower_bound_cost"])
+        bounds = envelope([(o["budget"], o["lower_bound_cost"]) for o in rows
+                           if o["graph"] == name and
+                           o.get("lower_bound_cost") is not None])
         def within_5(rs):
             n = 0
             for r in rs:
@@ -261,11 +281,9 @@ def report(rows, graphs, out):
             xs, ys = zip(*pts)
             ax.plot(xs, ys, marker="o" if s == "milp" else ".", label=s,
                     linestyle={"milp": "none", SWEEP: "--"}.get(s, "-"))
-        lbs = {}
-        for r in rows:
-            if r["graph"] == name and r.get("lower_bound_overhead") is not None:
-                lbs[r["budget_fraction"]] = max(lbs.get(r["budget_fraction"], 0),
-                                                r["lower_bound_overhead"])
+        lbs = envelope([(r["budget_fraction"], r["lower_bound_overhead"])
+                        for r in rows if r["graph"] == name and
+                        r.get("lower_bound_overhead") is not None])
         if lbs:
             xs, ys = zip(*sorted(lbs.items()))
             ax.plot(xs, ys, marker="x", linestyle="none", color="black",
