@@ -27,6 +27,11 @@ int resumedEvaluationMismatches(const Graph &graph, unsigned seed, int trials);
 std::pair<SolveResult, SolveResult> greedyThenPinning(const Graph &graph,
                                                       int64_t budget);
 
+/// Test hook: the pinning search's answer as greedyThenPinning finds it,
+/// and the annealing search from there after `evaluations` evaluations.
+std::pair<SolveResult, SolveResult>
+pinningThenAnnealing(const Graph &graph, int64_t budget, int64_t evaluations);
+
 } // namespace remat::detail
 
 #endif // REMAT_LIB_REMAT_INTERNAL_H

@@ -1429,6 +1429,110 @@ static SolveResult improveByPinning(const Graph &graph, int64_t budget,
   return answer;
 }
 
+/// The annealing search's temperature at the start of each of its cycles,
+/// as a fraction of the starting answer's extra compute, and the cycles:
+/// each starts again from the cheapest answer so far and cools to 0. Tried
+/// with a second each on six hard budgets (ResNet50, MobileNet, unet, gpt,
+/// Moccasin's n500): from 0.5% to 15% and one or four cycles, none is best
+/// everywhere; these were best or close at five of the six.
+constexpr double kAnnealTemperature = 0.01;
+constexpr int kAnnealCycles = 4;
+
+/// Simulated annealing over the policies, for a caller that grants auto
+/// time beyond its default search (SolverOptions::searchSeconds): change
+/// one or two random values to random policies they may have, take the
+/// result if it fits the budget and costs at most a random margin more
+/// (Metropolis: exp(-increase / T), T falling linearly to 0 in each of
+/// kAnnealCycles cycles), keep the cheapest seen. Pinning and swaps stop in a
+/// local optimum; this walks out of it through answers a little dearer. It
+/// stops at `deadline` or after `maxEvaluations`, whichever comes first, and
+/// its random choices are seeded, so a run bounded by evaluations is
+/// reproducible.
+static SolveResult
+improveByAnnealing(const Graph &graph, int64_t budget,
+                   std::vector<Policy> &policy, SolveResult answer,
+                   std::chrono::steady_clock::time_point deadline,
+                   int64_t maxEvaluations) {
+  MovableValues movable = movableValues(graph);
+  const std::vector<NodeId> &values = movable.all;
+  if (values.empty())
+    return answer;
+  // Each value's policies: Keep, and those greedy may give it.
+  std::vector<std::vector<Policy>> choices(graph.size());
+  for (NodeId c : values)
+    choices[c].push_back(Policy::Keep);
+  for (NodeId c : movable.checkpoints)
+    choices[c].insert(choices[c].end(), {Policy::Recompute, Policy::Transient});
+  for (NodeId c : movable.lates)
+    choices[c].insert(choices[c].end(), {Policy::Release, Policy::Late});
+  ExecutorPlan plan(graph);
+  PolicyExecutor executor(plan);
+  Evaluated current = executor.evaluate(policy, kNoBudget);
+  if (!current.valid || current.peak > budget)
+    return answer;
+  std::vector<Policy> best = policy;
+  double bestCost = current.cost;
+  double start =
+      kAnnealTemperature * std::max(current.cost - graph.baselineCost(),
+                                    1e-9 * graph.baselineCost());
+  std::mt19937_64 rng(0x5eed);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  auto begin = std::chrono::steady_clock::now();
+  double seconds = std::chrono::duration<double>(deadline - begin).count();
+  double temperature = start;
+  int cycle = 0;
+  std::vector<std::pair<NodeId, Policy>> undo;
+  for (int64_t evaluations = 0; evaluations < maxEvaluations; ++evaluations) {
+    if (evaluations % 256 == 0) {
+      auto now = std::chrono::steady_clock::now();
+      if (now >= deadline)
+        break;
+      double done =
+          std::max(std::chrono::duration<double>(now - begin).count() / seconds,
+                   static_cast<double>(evaluations) /
+                       static_cast<double>(maxEvaluations));
+      int at =
+          std::min(kAnnealCycles - 1, static_cast<int>(done * kAnnealCycles));
+      if (at != cycle) {
+        cycle = at;
+        policy = best;
+        current = executor.evaluate(policy, kNoBudget);
+      }
+      temperature = start * std::max(0.0, 1.0 - (done * kAnnealCycles - cycle));
+    }
+    undo.clear();
+    for (int k = 1 + static_cast<int>(rng() & 1); k > 0; --k) {
+      NodeId c = values[rng() % values.size()];
+      const std::vector<Policy> &options = choices[c];
+      // Any policy but the current one.
+      size_t at = rng() % (options.size() - 1);
+      Policy p = options[at] == policy[c] ? options.back() : options[at];
+      undo.push_back({c, policy[c]});
+      policy[c] = p;
+    }
+    // Drawn before the evaluation, the margin lets it stop as soon as the
+    // cost passes what would be accepted.
+    Cutoff cutoff;
+    cutoff.cost = current.cost - temperature * std::log(1.0 - unit(rng));
+    cutoff.peak = budget;
+    Evaluated e = executor.evaluate(policy, kNoBudget, cutoff);
+    if (!e.cut && e.valid && e.peak <= budget && e.cost < cutoff.cost) {
+      current = e;
+      if (e.cost < bestCost) {
+        bestCost = e.cost;
+        best = policy;
+      }
+      continue;
+    }
+    for (auto it = undo.rbegin(); it != undo.rend(); ++it)
+      policy[it->first] = it->second;
+  }
+  if (bestCost >= answer.cost)
+    return answer;
+  policy = std::move(best);
+  return finish(graph, scheduleFromPolicies(graph, policy), budget);
+}
+
 std::pair<SolveResult, SolveResult>
 remat::detail::greedyThenPinning(const Graph &graph, int64_t budget) {
   std::vector<Policy> policy;
@@ -1441,6 +1545,24 @@ remat::detail::greedyThenPinning(const Graph &graph, int64_t budget) {
   SolveResult pinned = improveByPinning(graph, budget, policy, greedy,
                                         std::numeric_limits<int64_t>::max());
   return {greedy, pinned};
+}
+
+std::pair<SolveResult, SolveResult>
+remat::detail::pinningThenAnnealing(const Graph &graph, int64_t budget,
+                                    int64_t evaluations) {
+  std::vector<Policy> policy;
+  GreedyFrom from;
+  from.policy = &policy;
+  SolveResult greedy =
+      greedyRun(graph, budget, nullptr, GreedyScoring::Bound, from);
+  if (!greedy.feasible)
+    return {greedy, greedy};
+  SolveResult pinned = improveByPinning(graph, budget, policy, greedy,
+                                        std::numeric_limits<int64_t>::max());
+  SolveResult annealed = improveByAnnealing(
+      graph, budget, policy, pinned,
+      std::chrono::steady_clock::time_point::max(), evaluations);
+  return {pinned, annealed};
 }
 
 /// Recovers the policies behind a greedy schedule from how often each
@@ -1648,6 +1770,18 @@ static SolveResult solveAutoCarrying(const Graph &graph, int64_t budget,
       carried->answer.peakBytes <= budget && carried->answer.cost < best.cost) {
     consider(carried->answer, carried->policy);
     pinFrom(carried->answer, carried->policy);
+  }
+  // Time granted beyond the default search: annealing from the answer.
+  if (options.searchSeconds > 0 && best.feasible) {
+    std::vector<Policy> start = startOf(best, bestPolicy);
+    if (!start.empty()) {
+      auto deadline = std::chrono::steady_clock::now() +
+                      std::chrono::duration_cast<std::chrono::nanoseconds>(
+                          std::chrono::duration<double>(options.searchSeconds));
+      SolveResult r = improveByAnnealing(graph, budget, start, best, deadline,
+                                         std::numeric_limits<int64_t>::max());
+      consider(std::move(r), std::move(start));
+    }
   }
   if (carried)
     *carried = {best, bestPolicy};

@@ -476,6 +476,40 @@ TEST(Auto, PinningNeverRaisesTheCostAndOftenLowersIt) {
   EXPECT_GT(lowered, runs / 4) << lowered << " of " << runs;
 }
 
+TEST(Auto, AnnealingNeverRaisesTheCostAndOftenLowersIt) {
+  // The annealing search auto runs when granted extra time, here bounded
+  // by a count of evaluations (reproducible), from the pinning search's
+  // local optimum: always within the budget, never dearer, and out of that
+  // optimum at some budgets of these graphs.
+  int lowered = 0, runs = 0;
+  for (unsigned seed = 0; seed < 8; ++seed) {
+    for (bool backward : {true, false}) {
+      Graph g = test::randomTrainingGraph(700 + seed, 20 + 5 * seed);
+      if (!backward)
+        for (NodeId id = 0; id < (NodeId)g.size(); ++id)
+          g.node(id).backward = false;
+      SolveResult none = solve("none", g, kNoBudget);
+      for (double f : {0.8, 0.6, 0.45}) {
+        int64_t budget = static_cast<int64_t>(none.peakBytes * f);
+        auto [pinned, annealed] =
+            detail::pinningThenAnnealing(g, budget, 20000);
+        if (!pinned.feasible)
+          continue;
+        ++runs;
+        SimResult sim = simulate(g, annealed.schedule);
+        ASSERT_TRUE(sim.valid) << "seed " << seed << ": " << sim.error;
+        EXPECT_TRUE(annealed.feasible) << "seed " << seed << " at " << f;
+        EXPECT_LE(sim.peakBytes, budget) << "seed " << seed << " at " << f;
+        EXPECT_DOUBLE_EQ(sim.cost, annealed.cost);
+        EXPECT_LE(annealed.cost, pinned.cost) << "seed " << seed << " at " << f;
+        lowered += annealed.cost < pinned.cost - 1e-9;
+      }
+    }
+  }
+  EXPECT_GT(runs, 30);
+  EXPECT_GT(lowered, runs / 4) << lowered << " of " << runs;
+}
+
 TEST(Solvers, WithoutABackwardPassStayValidAndAboveTheOptimum) {
   // Computation graphs (Moccasin's kind): no node is backward, so greedy
   // also computes values late (Policy::Late).

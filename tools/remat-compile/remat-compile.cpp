@@ -119,6 +119,10 @@ static cl::opt<std::string>
 static cl::opt<double> timeLimit("time-limit",
                                  cl::desc("Solver time limit in seconds"),
                                  cl::init(10.0));
+static cl::opt<double> searchSeconds(
+    "search-seconds",
+    cl::desc("auto: seconds of search beyond its default (annealing)"),
+    cl::init(0.0));
 static cl::opt<double> learningRate("learning-rate",
                                     cl::desc("SGD learning rate"),
                                     cl::init(0.01));
@@ -646,8 +650,10 @@ static LogicalResult compile(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
   info.baselineCost = before->cost;
   if (!memoryLimit.empty()) {
     std::string remat = llvm::formatv(
-        "func.func(train-remat{{memory-limit={0} solver={1} time-limit={2}})",
-        memoryLimit.getValue(), solver.getValue(), timeLimit.getValue());
+        "func.func(train-remat{{memory-limit={0} solver={1} time-limit={2} "
+        "search-seconds={3}})",
+        memoryLimit.getValue(), solver.getValue(), timeLimit.getValue(),
+        searchSeconds.getValue());
     if (failed(runPasses(*module, remat)))
       return failure();
     std::string error;

@@ -34,6 +34,10 @@ static cl::opt<std::string> solverName("solver", cl::init("auto"),
                                        cl::desc("Solver name"));
 static cl::opt<double> timeLimit("time-limit", cl::init(10.0),
                                  cl::desc("Solver time limit in seconds"));
+static cl::opt<double> searchSeconds(
+    "search-seconds", cl::init(0.0),
+    cl::desc("auto: seconds of search beyond its default (annealing from its "
+             "answer; the result then depends on the machine's speed)"));
 static cl::opt<bool>
     json("json",
          cl::desc("Print one JSON object (an array of them for a list of "
@@ -53,6 +57,8 @@ int main(int argc, char **argv) {
                 "'; expected one of: " + llvm::join(solverNames(), ", "));
   if (!(timeLimit > 0) || !std::isfinite(timeLimit))
     return fail("--time-limit must be a positive number of seconds");
+  if (!(searchSeconds >= 0) || !std::isfinite(searchSeconds))
+    return fail("--search-seconds must be a number of seconds, zero or more");
   GraphFile file;
   std::string error;
   if (!readGraphFile(graphPath, file, error))
@@ -83,6 +89,7 @@ int main(int argc, char **argv) {
 
   SolverOptions options;
   options.timeLimitSeconds = timeLimit;
+  options.searchSeconds = searchSeconds;
   std::vector<double> milliseconds;
   std::vector<SolveResult> results =
       solveSweep(solverName, file.graph, budgets, options, &milliseconds);

@@ -21,7 +21,12 @@ namespace remat {
 constexpr int64_t kNoBudget = std::numeric_limits<int64_t>::max();
 
 struct SolverOptions {
+  /// milp: the wall-clock limit of the exact search.
   double timeLimitSeconds = 10;
+  /// auto: seconds of search granted beyond its default one (which takes
+  /// milliseconds and is deterministic); spent annealing from its answer,
+  /// which then depends on the machine's speed. 0: none.
+  double searchSeconds = 0;
 };
 
 struct SolveResult {

@@ -57,6 +57,10 @@ LogicalResult TrainRematPass::run(func::FuncOp func) {
     return func.emitError("time-limit must be a positive number of seconds, "
                           "got ")
            << timeLimit;
+  if (!(searchSeconds >= 0) || !std::isfinite(searchSeconds))
+    return func.emitError("search-seconds must be a number of seconds, zero "
+                          "or more, got ")
+           << searchSeconds;
 
   FailureOr<StepGraph> step = buildStepGraph(func);
   if (failed(step))
@@ -75,6 +79,7 @@ LogicalResult TrainRematPass::run(func::FuncOp func) {
 
   ::remat::SolverOptions options;
   options.timeLimitSeconds = timeLimit;
+  options.searchSeconds = searchSeconds;
   ::remat::SolveResult result =
       ::remat::solve(solver, step->graph, *budget, options);
   int64_t fixed = step->graph.argumentBytes();

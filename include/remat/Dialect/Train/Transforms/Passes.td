@@ -56,6 +56,10 @@ def TrainRemat : Pass<"train-remat", "func::FuncOp"> {
            "Solver: auto (default), greedy, milp, chen-greedy, chen-sqrt, every-layer or none">,
     Option<"timeLimit", "time-limit", "double", "10.0",
            "Solver time limit in seconds">,
+    Option<"searchSeconds", "search-seconds", "double", "0.0",
+           "auto: seconds of search beyond its default (milliseconds, "
+           "deterministic), spent annealing from its answer (which then "
+           "depends on the machine's speed)">,
   ];
 }
 
