@@ -54,7 +54,7 @@ SWEEP = "auto-sweep"
 ONE_THREAD = dict(os.environ, OPENBLAS_NUM_THREADS="1")
 
 
-def solve(bin_dir, graph, budget, solver, time_limit=None):
+def solve(bin_dir, graph, budget, solver, time_limit=None, extra=()):
     """One remat-solve run; `budget` may be a list (one run solves them all,
     auto carrying each answer to the next larger budget): then a list of
     results."""
@@ -63,6 +63,7 @@ def solve(bin_dir, graph, budget, solver, time_limit=None):
            f"--solver={solver}", "--json"]
     if time_limit:
         cmd.append(f"--time-limit={time_limit}")
+    cmd += list(extra)
     r = subprocess.run(cmd, capture_output=True, text=True, env=ONE_THREAD)
     if r.returncode not in (0, 2):
         sys.exit(f"remat-solve failed: {' '.join(cmd)}\n{r.stderr}")
@@ -70,6 +71,30 @@ def solve(bin_dir, graph, budget, solver, time_limit=None):
     for o in j if isinstance(j, list) else [j]:
         o.pop("schedule")
     return j
+
+
+def graph_files(bin_dir, out, prefixes=""):
+    """{name: path} of the benchmark graphs, those whose names start with
+    one of the comma-separated `prefixes` when given; the project's own
+    models are exported into `out` first."""
+    graphs = {name: os.path.join(SHARED, f"{name}_train.json")
+              for name in ("VGG16_256", "MobileNet_512", "ResNet50_256")}
+    for n in (100, 250, 500, 1000):
+        path, = glob.glob(os.path.join(SHARED, f"random_layered_n{n}_*.json"))
+        graphs[f"random_layered_n{n}"] = path
+    # The project's own models: each example's training step, exported by
+    # the compiler.
+    for model in OWN_MODELS:
+        path = os.path.join(out, f"{model}-graph.json")
+        subprocess.check_call([os.path.join(bin_dir, "remat-compile"),
+                               os.path.join(ROOT, "examples", f"{model}.mlir"),
+                               "--emit=graph", "-o", path])
+        graphs[model] = path
+    if prefixes:
+        keep = prefixes.split(",")
+        graphs = {g: p for g, p in graphs.items()
+                  if any(g.startswith(x) for x in keep)}
+    return graphs
 
 
 def main():
@@ -88,23 +113,7 @@ def main():
         return report(rows, graphs, a.out)
     bin_dir = os.path.join(a.build, "bin")
     os.makedirs(a.out, exist_ok=True)
-    graphs = {name: os.path.join(SHARED, f"{name}_train.json")
-              for name in ("VGG16_256", "MobileNet_512", "ResNet50_256")}
-    for n in (100, 250, 500, 1000):
-        path, = glob.glob(os.path.join(SHARED, f"random_layered_n{n}_*.json"))
-        graphs[f"random_layered_n{n}"] = path
-    # The project's own models: each example's training step, exported by
-    # the compiler.
-    for model in OWN_MODELS:
-        path = os.path.join(a.out, f"{model}-graph.json")
-        subprocess.check_call([os.path.join(bin_dir, "remat-compile"),
-                               os.path.join(ROOT, "examples", f"{model}.mlir"),
-                               "--emit=graph", "-o", path])
-        graphs[model] = path
-    if a.graphs:
-        prefixes = a.graphs.split(",")
-        graphs = {g: p for g, p in graphs.items()
-                  if any(g.startswith(x) for x in prefixes)}
+    graphs = graph_files(bin_dir, a.out, a.graphs)
     milp_specs = {}
     for spec in filter(None, a.milp_graphs.split(",")):
         prefix, *rest = spec.split(":")

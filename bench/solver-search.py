@@ -1,0 +1,95 @@
+#!/usr/bin/python3
+"""What time granted beyond auto's default search buys (remat-solve
+--search-seconds): on every benchmark graph, at the budgets of the last
+solver sweep (bench/results/sweep.json) where auto's extra compute is
+furthest above the best lower bound, auto with its default search and with
+each granted time, side by side in one run. Prints a table and writes
+bench/results/search.json and search.md.
+
+usage: bench/solver-search.py [--build build] [--seconds 1,5] [--budgets 4]
+       [--graphs PREFIX,...]
+
+The lower bound is the sweep's best at that budget (bench/solver-sweep.py
+explains it); "gap closed" is the share of auto's default distance from it
+that the granted time removes. The annealing search is timed, so its
+answers vary a little from run to run and from machine to machine.
+"""
+import argparse
+import importlib.util
+import json
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+spec = importlib.util.spec_from_file_location(
+    "solver_sweep", os.path.join(HERE, "solver-sweep.py"))
+sweep = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(sweep)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--build", default=os.path.join(sweep.ROOT, "build"))
+    p.add_argument("--seconds", default="1,5")
+    p.add_argument("--budgets", type=int, default=4)
+    p.add_argument("--graphs", default="")
+    p.add_argument("--out", default=os.path.join(sweep.ROOT, "bench",
+                                                 "results"))
+    a = p.parse_args()
+    seconds = [float(s) for s in a.seconds.split(",")]
+    bin_dir = os.path.join(a.build, "bin")
+    rows = json.load(open(os.path.join(a.out, "sweep.json")))
+    graphs = sweep.graph_files(bin_dir, a.out, a.graphs)
+    results = []
+    head = ("| graph | budget / peak | bound | auto | " +
+            " | ".join(f"auto +{s:g} s" for s in seconds) + " | " +
+            " | ".join(f"gap closed +{s:g} s" for s in seconds) + " |")
+    lines = [head, "|" + "---|" * (4 + 2 * len(seconds))]
+    print(head + "\n" + lines[1], flush=True)
+    for name, path in graphs.items():
+        mine = [r for r in rows if r["graph"] == name]
+        bounds = sweep.envelope([(r["budget"], r["lower_bound_cost"])
+                                 for r in mine
+                                 if r.get("lower_bound_cost") is not None])
+        # The budgets where auto is furthest above the bound.
+        def distance(r):
+            return (r["cost"] - bounds[r["budget"]]) / r["baseline_cost"]
+        hard = sorted((r for r in mine if r["solver"] == "auto" and
+                       r["feasible"] and r["budget"] in bounds and
+                       distance(r) > 1e-9), key=distance, reverse=True)
+        for r in sorted(hard[:a.budgets], key=lambda r: r["budget"]):
+            b, base = r["budget"], r["baseline_cost"]
+            bound = bounds[b] / base
+            default = sweep.solve(bin_dir, path, b, "auto")
+            granted = [sweep.solve(bin_dir, path, b, "auto",
+                                   extra=[f"--search-seconds={s}"])
+                       for s in seconds]
+            for j in [default] + granted:
+                if not j["feasible"]:
+                    sys.exit(f"auto broke the budget on {name} at {b}")
+            over = [j["overhead"] for j in [default] + granted]
+            closed = [(over[0] - o) / (over[0] - bound) if over[0] > bound
+                      else 0.0 for o in over[1:]]
+            results.append({"graph": name, "budget": b,
+                            "budget_fraction": r["budget_fraction"],
+                            "bound_overhead": bound, "overhead": over[0],
+                            "solve_ms": default["solve_ms"],
+                            "granted": [{"seconds": s, "overhead": o,
+                                         "solve_ms": j["solve_ms"]}
+                                        for s, o, j in zip(seconds, over[1:],
+                                                           granted)]})
+            line = (f"| {name} | {r['budget_fraction']:.3f} | {bound:.4f}x | "
+                    f"{over[0]:.4f}x | " +
+                    " | ".join(f"{o:.4f}x" for o in over[1:]) + " | " +
+                    " | ".join(f"{c:.0%}" for c in closed) + " |")
+            lines.append(line)
+            print(line, flush=True)
+    with open(os.path.join(a.out, "search.json"), "w") as f:
+        json.dump(results, f, indent=1)
+    with open(os.path.join(a.out, "search.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
