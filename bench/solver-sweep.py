@@ -27,7 +27,8 @@ relaxation's and CBC's; the summary measures auto's extra compute against
 the best of them: a ratio of at most 1.05 proves auto within 5% of the
 optimum's extra compute at that budget.
 
---report-only reprints the summary and redraws the plots from sweep.json.
+--report-only reprints the summary (and the tables of every budget: each
+solver's overhead beside the bound) and redraws the plots from sweep.json.
 Run it with Debian's /usr/bin/python3 (python3-matplotlib) for the plots.
 """
 import argparse
@@ -181,6 +182,38 @@ def envelope(points):
     return best
 
 
+def print_budgets(rows, name):
+    """Every budget of one graph, every solver's overhead side by side, with
+    the best lower bound; milp's answer is marked proven optimal (*) where
+    it is, and "-" is a budget a solver cannot meet."""
+    mine = [r for r in rows if r["graph"] == name]
+    bounds = envelope([(r["budget"], r["lower_bound_cost"]) for r in mine
+                       if r.get("lower_bound_cost") is not None])
+    solvers = [s for s in ["auto", SWEEP, "milp", "greedy", "chen-greedy",
+                           "every-layer", "chen-sqrt"]
+               if any(r["solver"] == s for r in mine)]
+    print(f"\n{name}, every budget (overhead; * milp proven optimal):\n")
+    print("| budget / peak | bound | " + " | ".join(solvers) + " |")
+    print("|---|---|" + "---|" * len(solvers))
+    for b in sorted({r["budget"] for r in mine}):
+        at = {r["solver"]: r for r in mine if r["budget"] == b}
+        first = next(iter(at.values()))
+        cells = []
+        for s in solvers:
+            r = at.get(s)
+            if r is None:
+                cells.append("")
+            elif not r["feasible"]:
+                cells.append("-")
+            else:
+                cells.append(f"{r['overhead']:.4f}" +
+                             ("*" if s == "milp" and r["optimal"] else ""))
+        bound = (f"{bounds[b] / first['baseline_cost']:.4f}" if b in bounds
+                 else "")
+        print(f"| {first['budget_fraction']:.3f} | {bound} | " +
+              " | ".join(cells) + " |")
+
+
 def report(rows, graphs, out):
 
     print("\n| graph | auto feasible | auto worst solve ms | auto monotone | "
@@ -271,6 +304,8 @@ def report(rows, graphs, out):
         print("\nauto against the best lower bound (the optimum lies between):")
         for d in details:
             print("  " + d)
+    for name in graphs:
+        print_budgets(rows, name)
 
     try:
         import matplotlib
