@@ -1445,14 +1445,15 @@ constexpr int kAnnealCycles = 4;
 /// (Metropolis: exp(-increase / T), T falling linearly to 0 in each of
 /// kAnnealCycles cycles), keep the cheapest seen. Pinning and swaps stop in a
 /// local optimum; this walks out of it through answers a little dearer. It
-/// stops at `deadline` or after `maxEvaluations`, whichever comes first, and
-/// its random choices are seeded, so a run bounded by evaluations is
+/// stops at `deadline`, after `maxEvaluations` or at an answer that costs
+/// `floor` (a lower bound), whichever comes first, and its random choices
+/// are seeded, so a run bounded by evaluations is
 /// reproducible.
 static SolveResult
 improveByAnnealing(const Graph &graph, int64_t budget,
                    std::vector<Policy> &policy, SolveResult answer,
                    std::chrono::steady_clock::time_point deadline,
-                   int64_t maxEvaluations) {
+                   int64_t maxEvaluations, double floor = 0) {
   MovableValues movable = movableValues(graph);
   const std::vector<NodeId> &values = movable.all;
   if (values.empty())
@@ -1521,6 +1522,8 @@ improveByAnnealing(const Graph &graph, int64_t budget,
       if (e.cost < bestCost) {
         bestCost = e.cost;
         best = policy;
+        if (bestCost <= floor)
+          break;
       }
       continue;
     }
@@ -1771,15 +1774,20 @@ static SolveResult solveAutoCarrying(const Graph &graph, int64_t budget,
     consider(carried->answer, carried->policy);
     pinFrom(carried->answer, carried->policy);
   }
-  // Time granted beyond the default search: annealing from the answer.
+  // Time granted beyond the default search: annealing from the answer,
+  // unless the cost bound proves it optimal.
   if (options.searchSeconds > 0 && best.feasible) {
     std::vector<Policy> start = startOf(best, bestPolicy);
-    if (!start.empty()) {
+    double floor = graph.costLowerBound(budget);
+    if (!start.empty() && best.cost > floor) {
+      // Capped at a year: the clock counts nanoseconds in 64 bits.
+      double seconds = std::min(options.searchSeconds, 365.0 * 24 * 3600);
       auto deadline = std::chrono::steady_clock::now() +
                       std::chrono::duration_cast<std::chrono::nanoseconds>(
-                          std::chrono::duration<double>(options.searchSeconds));
-      SolveResult r = improveByAnnealing(graph, budget, start, best, deadline,
-                                         std::numeric_limits<int64_t>::max());
+                          std::chrono::duration<double>(seconds));
+      SolveResult r =
+          improveByAnnealing(graph, budget, start, best, deadline,
+                             std::numeric_limits<int64_t>::max(), floor);
       consider(std::move(r), std::move(start));
     }
   }
