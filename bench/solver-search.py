@@ -7,17 +7,20 @@ each granted time, side by side in one run. Prints a table and writes
 bench/results/search.json and search.md.
 
 usage: bench/solver-search.py [--build build] [--seconds 1,5] [--budgets 4]
-       [--graphs PREFIX,...]
+       [--repeat 3] [--graphs PREFIX,...]
 
 The lower bound is the sweep's best at that budget (bench/solver-sweep.py
 explains it); "gap closed" is the share of auto's default distance from it
-that the granted time removes. The annealing search is timed, so its
-answers vary a little from run to run and from machine to machine.
+that the granted time removes (of the median run). The annealing search is
+timed, and where each of its cycles ends decides where the next starts,
+so its answers vary from run to run and machine to machine: each granted
+time runs --repeat times, and the table gives the median and the range.
 """
 import argparse
 import importlib.util
 import json
 import os
+import statistics
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -32,6 +35,7 @@ def main():
     p.add_argument("--build", default=os.path.join(sweep.ROOT, "build"))
     p.add_argument("--seconds", default="1,5")
     p.add_argument("--budgets", type=int, default=4)
+    p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--graphs", default="")
     p.add_argument("--out", default=os.path.join(sweep.ROOT, "bench",
                                                  "results"))
@@ -42,7 +46,8 @@ def main():
     graphs = sweep.graph_files(bin_dir, a.out, a.graphs)
     results = []
     head = ("| graph | budget / peak | bound | auto | " +
-            " | ".join(f"auto +{s:g} s" for s in seconds) + " | " +
+            " | ".join(f"auto +{s:g} s, median (range)" for s in seconds) +
+            " | " +
             " | ".join(f"gap closed +{s:g} s" for s in seconds) + " |")
     lines = [head, "|" + "---|" * (4 + 2 * len(seconds))]
     print(head + "\n" + lines[1], flush=True)
@@ -61,26 +66,31 @@ def main():
             b, base = r["budget"], r["baseline_cost"]
             bound = bounds[b] / base
             default = sweep.solve(bin_dir, path, b, "auto")
-            granted = [sweep.solve(bin_dir, path, b, "auto",
-                                   extra=[f"--search-seconds={s}"])
-                       for s in seconds]
-            for j in [default] + granted:
+            granted = [[sweep.solve(bin_dir, path, b, "auto",
+                                    extra=[f"--search-seconds={s}"])
+                        for _ in range(a.repeat)] for s in seconds]
+            for j in [default] + [j for runs in granted for j in runs]:
                 if not j["feasible"]:
                     sys.exit(f"auto broke the budget on {name} at {b}")
-            over = [j["overhead"] for j in [default] + granted]
-            closed = [(over[0] - o) / (over[0] - bound) if over[0] > bound
-                      else 0.0 for o in over[1:]]
+            base = default["overhead"]
+            runs = [sorted(j["overhead"] for j in js) for js in granted]
+            medians = [statistics.median(o) for o in runs]
+            closed = [(base - m) / (base - bound) if base > bound else 0.0
+                      for m in medians]
             results.append({"graph": name, "budget": b,
                             "budget_fraction": r["budget_fraction"],
-                            "bound_overhead": bound, "overhead": over[0],
+                            "bound_overhead": bound, "overhead": base,
                             "solve_ms": default["solve_ms"],
-                            "granted": [{"seconds": s, "overhead": o,
-                                         "solve_ms": j["solve_ms"]}
-                                        for s, o, j in zip(seconds, over[1:],
-                                                           granted)]})
+                            "granted": [{"seconds": s,
+                                         "overheads": [j["overhead"]
+                                                       for j in js],
+                                         "solve_ms": [j["solve_ms"]
+                                                      for j in js]}
+                                        for s, js in zip(seconds, granted)]})
             line = (f"| {name} | {r['budget_fraction']:.3f} | {bound:.4f}x | "
-                    f"{over[0]:.4f}x | " +
-                    " | ".join(f"{o:.4f}x" for o in over[1:]) + " | " +
+                    f"{base:.4f}x | " +
+                    " | ".join(f"{m:.4f}x ({o[0]:.3f}-{o[-1]:.3f})"
+                               for m, o in zip(medians, runs)) + " | " +
                     " | ".join(f"{c:.0%}" for c in closed) + " |")
             lines.append(line)
             print(line, flush=True)
