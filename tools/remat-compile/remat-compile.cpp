@@ -443,6 +443,9 @@ static LogicalResult writeManifest(const StepInfo &info, StringRef soPath) {
                                         : llvm::json::Value(nullptr)},
       {"solver", info.limit ? solver.getValue() : "none"},
   };
+  // A schedule from a timed search depends on the machine that compiled it.
+  if (info.limit && searchSeconds > 0)
+    manifest["search_seconds"] = searchSeconds.getValue();
   if (target == "cuda") {
     manifest["chip"] = chip.getValue();
     manifest["device_code"] = "fatbin";
