@@ -139,6 +139,7 @@ int main(int argc, char **argv) {
           {"baseline_cost", base.cost},
           {"overhead", overhead},
           {"solve_ms", ms},
+          {"search_seconds", searchSeconds.getValue()},
           {"bound_ms", boundMs},
           {"optimal", r.optimal ? llvm::json::Value(*r.optimal)
                                 : llvm::json::Value(nullptr)},
