@@ -1436,9 +1436,10 @@ static SolveResult improveByPinning(const Graph &graph, int64_t budget,
 /// runs of a second, three each, at six hard budgets (ResNet50, gpt, unet,
 /// Moccasin's n500 and n1000), against 0.5% or 1% at every cycle's start
 /// (4 or 8 cycles) and halvings from 4% (4 or 6 cycles): no setting wins
-/// everywhere, and the spread between runs of one setting (the clock decides
-/// where each cycle ends) is as large as the differences; this one had the best
-/// or a tied median at four of the six in one such set, and the worst at none.
+/// everywhere, and the spread between runs of one setting (the clock
+/// decides where each cycle ends) is as large as the differences; this one
+/// had the best or a tied median at four of the six in one such set, and
+/// the worst at none.
 constexpr double kAnnealTemperature = 0.02;
 constexpr int kAnnealCycles = 4;
 
@@ -1447,13 +1448,12 @@ constexpr int kAnnealCycles = 4;
 /// one or two random values to random policies they may have, take the
 /// result if it fits the budget and costs at most a random margin more
 /// (Metropolis: exp(-increase / T), T falling linearly to 0 in each of
-/// kAnnealCycles cycles, each starting half as hot as the one before),
-/// keep the cheapest seen. Pinning and swaps stop in a
-/// local optimum; this walks out of it through answers a little dearer. It
-/// stops at `deadline`, after `maxEvaluations` or at an answer that costs
-/// `floor` (a lower bound), whichever comes first, and its random choices
-/// are seeded, so a run bounded by evaluations is
-/// reproducible.
+/// kAnnealCycles cycles, each starting half as hot as the one before), and
+/// keep the cheapest seen. Pinning and swaps stop in a local optimum; this
+/// walks out of it through answers a little dearer. It stops at
+/// `deadline`, after `maxEvaluations` or at an answer that costs `floor`
+/// (a lower bound), whichever comes first; its random choices are seeded,
+/// so a run bounded by evaluations is reproducible.
 static SolveResult
 improveByAnnealing(const Graph &graph, int64_t budget,
                    std::vector<Policy> &policy, SolveResult answer,
