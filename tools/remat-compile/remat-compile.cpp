@@ -630,6 +630,12 @@ static FailureOr<bool> lowerForCUDA(ModuleOp module, StepInfo &info) {
   return false;
 }
 
+/// A number as pass-option text, to the last digit: formatv's default keeps
+/// two decimals, which made --learning-rate=0.001 a rate of 0.
+static std::string optionText(double value) {
+  return llvm::formatv("{0}", llvm::format("%.17g", value)).str();
+}
+
 static LogicalResult compile(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module)
@@ -642,7 +648,7 @@ static LogicalResult compile(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
 
   std::string autodiff = llvm::formatv(
       "func.func(train-autodiff{{learning-rate={0} return-gradients={1}})",
-      learningRate.getValue(), returnGradients ? "true" : "false");
+      optionText(learningRate), returnGradients ? "true" : "false");
   if (failed(runPasses(*module, autodiff)))
     return failure();
   StepInfo info;
@@ -655,8 +661,8 @@ static LogicalResult compile(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
     std::string remat = llvm::formatv(
         "func.func(train-remat{{memory-limit={0} solver={1} time-limit={2} "
         "search-seconds={3}})",
-        memoryLimit.getValue(), solver.getValue(), timeLimit.getValue(),
-        searchSeconds.getValue());
+        memoryLimit.getValue(), solver.getValue(), optionText(timeLimit),
+        optionText(searchSeconds));
     if (failed(runPasses(*module, remat)))
       return failure();
     std::string error;
