@@ -104,11 +104,19 @@ LogicalResult TrainRematPass::run(func::FuncOp func) {
 
   double extra = after->cost - before.cost;
   InFlightDiagnostic remark = func.emitRemark();
-  remark << "train-remat: solver '" << solver << "', limit " << *budget
-         << " bytes: peak " << after->peakBytes << " bytes (was "
-         << before.peakBytes << "), fixed " << fixed << " bytes (parameters "
-         << step->paramBytes << ", inputs and labels " << step->dataBytes
-         << "); extra compute " << static_cast<int64_t>(extra) << " FLOPs (+"
+  remark << "train-remat: solver '" << solver << "'";
+  // A timed search's answer depends on the machine: say it had one.
+  if (solver == "auto" && searchSeconds > 0) {
+    std::string seconds;
+    llvm::raw_string_ostream(seconds)
+        << llvm::format("%g", static_cast<double>(searchSeconds));
+    remark << " (" << seconds << " s of extra search)";
+  }
+  remark << ", limit " << *budget << " bytes: peak " << after->peakBytes
+         << " bytes (was " << before.peakBytes << "), fixed " << fixed
+         << " bytes (parameters " << step->paramBytes << ", inputs and labels "
+         << step->dataBytes << "); extra compute "
+         << static_cast<int64_t>(extra) << " FLOPs (+"
          << formatPercent(extra / std::max(before.cost, 1.0)) << "), " << clones
          << " ops recomputed";
   // How far from the best possible the answer can be, in milliseconds.
