@@ -1445,7 +1445,8 @@ constexpr int kAnnealCycles = 4;
 
 /// Simulated annealing over the policies, for a caller that grants auto
 /// time beyond its default search (SolverOptions::searchSeconds): change
-/// one or two random values to random policies they may have, take the
+/// one or two random values (the second often an input or a user of the
+/// first) to random policies they may have, take the
 /// result if it fits the budget and costs at most a random margin more
 /// (Metropolis: exp(-increase / T), T falling linearly to 0 in each of
 /// kAnnealCycles cycles, each starting half as hot as the one before), and
@@ -1471,6 +1472,16 @@ improveByAnnealing(const Graph &graph, int64_t budget,
     choices[c].insert(choices[c].end(), {Policy::Recompute, Policy::Transient});
   for (NodeId c : movable.lates)
     choices[c].insert(choices[c].end(), {Policy::Release, Policy::Late});
+  // The movable inputs and users of each movable value.
+  std::vector<std::vector<NodeId>> neighbours(graph.size());
+  for (NodeId c : values) {
+    for (NodeId d : graph.deps(c))
+      if (!choices[d].empty())
+        neighbours[c].push_back(d);
+    for (NodeId u : graph.users(c))
+      if (!choices[u].empty())
+        neighbours[c].push_back(u);
+  }
   ExecutorPlan plan(graph);
   PolicyExecutor executor(plan);
   Evaluated current = executor.evaluate(policy, kNoBudget);
@@ -1510,6 +1521,14 @@ improveByAnnealing(const Graph &graph, int64_t budget,
     undo.clear();
     for (int k = 1 + static_cast<int>(rng() & 1); k > 0; --k) {
       NodeId c = values[rng() % values.size()];
+      // Half the second changes go to an input or a user of the first:
+      // recomputing a value drags in its dropped inputs, so values change
+      // in chains more often than in unrelated pairs.
+      if (!undo.empty() && (rng() & 1)) {
+        const std::vector<NodeId> &near = neighbours[undo.front().first];
+        if (!near.empty())
+          c = near[rng() % near.size()];
+      }
       const std::vector<Policy> &options = choices[c];
       // Any policy but the current one.
       size_t at = rng() % (options.size() - 1);
