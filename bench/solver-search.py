@@ -12,9 +12,9 @@ usage: bench/solver-search.py [--build build] [--seconds 1,5] [--budgets 4]
 The lower bound is the sweep's best at that budget (bench/solver-sweep.py
 explains it); "gap closed" is the share of auto's default distance from it
 that the granted time removes (of the median run). The annealing search is
-timed, and where each of its cycles ends decides where the next starts,
-so its answers vary from run to run and machine to machine: each granted
-time runs --repeat times, and the table gives the median and the range.
+timed: its answer depends on how many of its cycles fit in the time, so
+on the machine and on what else runs; each granted time runs --repeat
+times, and the table gives the median and the range.
 """
 import argparse
 import importlib.util
