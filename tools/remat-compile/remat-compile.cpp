@@ -63,76 +63,81 @@ enum class Emit {
 };
 }
 
+static cl::OptionCategory compileCategory("remat-compile options");
+
 static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.mlir>"),
-                                      cl::init("-"));
+                                      cl::init("-"), cl::cat(compileCategory));
 static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
-                                       cl::value_desc("file"), cl::init(""));
+                                       cl::value_desc("file"), cl::init(""),
+                                       cl::cat(compileCategory));
 static cl::opt<std::string> target("target", cl::desc("Target: cpu or cuda"),
-                                   cl::init("cpu"));
+                                   cl::init("cpu"), cl::cat(compileCategory));
 static cl::opt<std::string> chip("chip",
                                  cl::desc("CUDA chip (--target=cuda): sm_90, "
                                           "sm_80, ..."),
-                                 cl::init("sm_90"));
+                                 cl::init("sm_90"), cl::cat(compileCategory));
 static cl::opt<std::string> cudaPath(
     "cuda-path",
     cl::desc("CUDA toolkit with bin/ptxas (default: $CUDA_ROOT, $CUDA_HOME, "
              "$CUDA_PATH, /usr/local/cuda, then $PATH)"),
-    cl::init(""));
+    cl::init(""), cl::cat(compileCategory));
 static cl::opt<bool> testGPUMapping(
     "test-gpu-mapping",
     cl::desc("CPU target: map the step to GPU kernels as for CUDA, then run "
              "each kernel's threads as loops on the host (tests the mapping "
              "without a GPU)"),
-    cl::init(false), cl::Hidden);
+    cl::init(false), cl::Hidden, cl::cat(compileCategory));
 static cl::opt<bool> cpuConvKernels(
     "cpu-conv-kernels",
     cl::desc("CPU target: convolutions and their gradients through the "
              "runtime's row-wise kernels (default); false: the scalar loop "
              "nests"),
-    cl::init(true));
+    cl::init(true), cl::cat(compileCategory));
 static cl::opt<bool> tileContractions(
     "gpu-tile-contractions",
     cl::desc("CUDA mapping: matmul-like contractions in shared-memory tiled "
              "kernels (default); false: one thread per output element"),
-    cl::init(true));
+    cl::init(true), cl::cat(compileCategory));
 static cl::opt<bool> blockReductions(
     "gpu-block-reductions",
     cl::desc("CUDA mapping: reductions with few outputs (losses, row "
              "statistics, bias gradients) split over a block of threads per "
              "output (default); false: one thread per output"),
-    cl::init(true));
+    cl::init(true), cl::cat(compileCategory));
 static cl::opt<int64_t> registerTile(
     "gpu-register-tile",
     cl::desc("CUDA mapping: the largest register tile per thread of tiled "
              "matmuls: 4 (default: up to 4 x 4 outputs per thread) or 8 "
              "(8 x 8 where both output sides are at least 64; not yet timed "
              "on a GPU)"),
-    cl::init(4));
+    cl::init(4), cl::cat(compileCategory));
 static cl::opt<std::string>
     memoryLimit("memory-limit",
                 cl::desc("Peak memory limit (bytes, KiB/MiB/GiB, KB/MB/GB, "
                          "or a percentage of the no-remat peak); none: no "
                          "rematerialization"),
-                cl::init(""));
-static cl::opt<std::string>
-    solver("solver", cl::desc("Rematerialization solver"), cl::init("auto"));
+                cl::init(""), cl::cat(compileCategory));
+static cl::opt<std::string> solver("solver",
+                                   cl::desc("Rematerialization solver"),
+                                   cl::init("auto"), cl::cat(compileCategory));
 static cl::opt<double> timeLimit("time-limit",
                                  cl::desc("Solver time limit in seconds"),
-                                 cl::init(10.0));
+                                 cl::init(10.0), cl::cat(compileCategory));
 static cl::opt<double> searchSeconds(
     "search-seconds",
     cl::desc("auto: seconds of search beyond its default (annealing)"),
-    cl::init(0.0));
+    cl::init(0.0), cl::cat(compileCategory));
 static cl::opt<double> learningRate("learning-rate",
                                     cl::desc("SGD learning rate"),
-                                    cl::init(0.01));
+                                    cl::init(0.01), cl::cat(compileCategory));
 static cl::opt<unsigned>
     optLevel("O", cl::desc("LLVM optimization level, 0 to 3 (default 3)"),
-             cl::value_desc("level"), cl::Prefix, cl::init(3));
+             cl::value_desc("level"), cl::Prefix, cl::init(3),
+             cl::cat(compileCategory));
 static cl::opt<bool> returnGradients(
     "return-gradients",
     cl::desc("Return parameter gradients (for remat-run --grad-check)"),
-    cl::init(false));
+    cl::init(false), cl::cat(compileCategory));
 static cl::opt<Emit> emit(
     "emit", cl::desc("What to write"), cl::init(Emit::Shared),
     cl::values(
@@ -149,7 +154,8 @@ static cl::opt<Emit> emit(
         clEnumValN(Emit::LLVMIR, "llvm", "LLVM IR after optimization"),
         clEnumValN(Emit::Object, "obj", "an object file"),
         clEnumValN(Emit::Shared, "so",
-                   "a shared object and its manifest (default)")));
+                   "a shared object and its manifest (default)")),
+    cl::cat(compileCategory));
 
 static std::string dtypeOf(Type type) {
   Type e = cast<ShapedType>(type).getElementType();
@@ -809,6 +815,18 @@ int main(int argc, char **argv) {
   registerMLIRContextCLOptions();
   registerPassManagerCLOptions();
   mlir::remat::registerAllPasses();
+  // --help lists the compiler's options and MLIR's (IR printing, timing);
+  // LLVM's backend options stay reachable through --help-hidden.
+  for (auto &entry : cl::getRegisteredOptions()) {
+    cl::Option *option = entry.second;
+    bool shown = entry.first.starts_with("mlir-") ||
+                 llvm::any_of(option->Categories, [](auto *category) {
+                   return category == &compileCategory ||
+                          category->getName() == "Generic Options";
+                 });
+    if (!shown)
+      option->setHiddenFlag(cl::Hidden);
+  }
   cl::ParseCommandLineOptions(argc, argv, "Remat compiler\n");
   if (optLevel > 3) {
     llvm::errs() << "remat-compile: error: -O" << optLevel

@@ -22,26 +22,34 @@
 namespace cl = llvm::cl;
 using namespace remat;
 
+static cl::OptionCategory solveCategory("remat-solve options");
+
 static cl::opt<std::string> graphPath(cl::Positional, cl::Required,
-                                      cl::desc("<graph.json>"));
+                                      cl::desc("<graph.json>"),
+                                      cl::cat(solveCategory));
 static cl::opt<std::string> budgetText(
     "budget", cl::Required,
     cl::desc("Budget: bytes, or a fraction of the no-remat peak such as "
              "0.7x; a comma-separated list solves each (auto from the "
              "smallest up, each answer carried to the next budget, so its "
-             "cost never rises with the budget)"));
+             "cost never rises with the budget)"),
+    cl::cat(solveCategory));
 static cl::opt<std::string> solverName("solver", cl::init("auto"),
-                                       cl::desc("Solver name"));
+                                       cl::desc("Solver name"),
+                                       cl::cat(solveCategory));
 static cl::opt<double> timeLimit("time-limit", cl::init(10.0),
-                                 cl::desc("Solver time limit in seconds"));
+                                 cl::desc("Solver time limit in seconds"),
+                                 cl::cat(solveCategory));
 static cl::opt<double> searchSeconds(
     "search-seconds", cl::init(0.0),
     cl::desc("auto: seconds of search beyond its default (annealing from its "
-             "answer; the result then depends on the machine's speed)"));
+             "answer; the result then depends on the machine's speed)"),
+    cl::cat(solveCategory));
 static cl::opt<bool>
     json("json",
          cl::desc("Print one JSON object (an array of them for a list of "
-                  "budgets)"));
+                  "budgets)"),
+         cl::cat(solveCategory));
 
 static int fail(const std::string &message) {
   llvm::errs() << "remat-solve: error: " << message << "\n";
@@ -50,6 +58,8 @@ static int fail(const std::string &message) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  // LLVM's own options (backends, codegen) say nothing about solving.
+  cl::HideUnrelatedOptions(solveCategory);
   cl::ParseCommandLineOptions(argc, argv,
                               "Runs a rematerialization solver on a graph\n");
   if (!isSolver(solverName))
