@@ -237,8 +237,26 @@ public:
   explicit PolicyExecutor(const ExecutorPlan &plan)
       : plan(plan), argumentBytes(plan.graph.argumentBytes()) {}
 
+  /// Lets Transient values that a step recomputed stay resident after it
+  /// while they fit under `limit` (the budget), evicted (freed) before any
+  /// computation that would otherwise pass it; kNoBudget: no such cache,
+  /// every Transient value leaves with the step that recomputed it.
+  void setCacheLimit(int64_t limit) {
+    // Not in graphs whose kept values wait for the recomputations of what
+    // they feed (without a backward pass): a cached value that is not
+    // recomputed would hold them, and releasing them at its last read made
+    // Moccasin's n500 dearer at 2 of 6 budgets it changed, and infeasible
+    // at its smallest.
+    cacheLimit = plan.holdsForRecompute ? kNoBudget : limit;
+  }
+
   Schedule run(const std::vector<Policy> &p) {
     execute(p, nullptr);
+    // A cached value evicted after its last read leaves at that read, where
+    // the lowering frees it (the evaluations count it until the eviction:
+    // their peak may only be higher).
+    if (cacheLimit != kNoBudget)
+      return freeAtLastUse(plan.graph, schedule);
     return schedule;
   }
 
@@ -297,6 +315,8 @@ public:
     dropped = snap.dropped;
     remaining = snap.remaining;
     remainingEarly = snap.remainingEarly;
+    cache = snap.cache;
+    live = snap.cacheLive;
     if (plan.needsChecks) {
       computed = snap.computed;
       clobbered = snap.clobbered;
@@ -344,6 +364,8 @@ private:
     Evaluated figures;
     std::vector<char> resident, dropped, computed, clobbered;
     std::vector<int32_t> remaining, remainingEarly, holdsLeft;
+    std::vector<NodeId> cache;
+    int64_t cacheLive;
   };
 
   /// The reads of the input on edge `k` (reader v, input d) that d is held
@@ -379,6 +401,8 @@ private:
     }
     if (plan.holdsForRecompute)
       s.holdsLeft = holdsLeft;
+    s.cache = cache;
+    s.cacheLive = live;
   }
 
   void execute(const std::vector<Policy> &p, Tally *tally) {
@@ -392,6 +416,9 @@ private:
                           plan.remainingEarly.end());
     schedule.clear();
     schedule.reserve(tally ? 64 : n * 3);
+    cache.clear();
+    live = argumentBytes;
+    pinned.assign(n, 0);
     if (plan.holdsForRecompute) {
       // A kept value feeding a dropped one is read once more for each
       // recomputation of it (see Policy::Keep).
@@ -430,10 +457,17 @@ private:
       NodeId id = plan.steps[i];
       transient.clear();
       size_t stepStart = schedule.size();
+      int64_t liveBefore = live;
+      offers.clear();
       uint32_t depsBegin = plan.depStart[id], depsEnd = plan.depStart[id + 1];
-      for (uint32_t k = depsBegin; k < depsEnd; ++k)
+      for (uint32_t k = depsBegin; k < depsEnd; ++k) {
         ensure(plan.deps[k]);
+        ++pinned[plan.deps[k]];
+      }
+      makeRoomFor(id);
       compute(id);
+      for (uint32_t k = depsBegin; k < depsEnd; ++k)
+        --pinned[plan.deps[k]];
       for (uint32_t k = depsBegin; k < depsEnd; ++k) {
         --remaining[plan.deps[k]];
         if (plan.earlyDep[k])
@@ -441,11 +475,15 @@ private:
       }
       for (uint32_t k = depsBegin; k < depsEnd; ++k)
         maybeFree(plan.deps[k]);
-      for (NodeId t : transient)
-        if (p[t] == Policy::Transient)
-          free(t);
-        else
+      for (NodeId t : transient) {
+        if (p[t] != Policy::Transient) {
           maybeFree(t);
+          continue;
+        }
+        if (cacheLimit != kNoBudget && remaining[t] > 0 && resident[t])
+          offers.push_back(t);
+        free(t);
+      }
       maybeFree(id);
       if (p[id] == Policy::Late && resident[id] && !dropped[id]) {
         dropped[id] = 1;
@@ -453,6 +491,8 @@ private:
       }
       if (!transient.empty())
         placeFrees(stepStart);
+      if (!offers.empty())
+        retainInCache(stepStart, liveBefore);
       if (tally) {
         if (!account(stepStart, *tally))
           return;
@@ -516,6 +556,33 @@ private:
   void compute(NodeId id) {
     emit(Event::Kind::Compute, id);
     resident[id] = 1;
+    live += plan.allocated[id];
+  }
+
+  /// Evicts cached values (the longest cached first) until computing
+  /// `id` fits under the cache limit, or none is left that no pending
+  /// computation needs. The live count here ignores the frees that
+  /// placeFrees() later moves earlier within the step, so it errs toward
+  /// evicting; the simulator measures the schedule either way.
+  void makeRoomFor(NodeId id) {
+    if (cacheLimit == kNoBudget || cache.empty())
+      return;
+    int64_t need = live + plan.allocated[id] + plan.workspace[id] - cacheLimit;
+    if (need <= 0)
+      return;
+    size_t keep = 0;
+    for (size_t k = 0; k < cache.size(); ++k) {
+      NodeId c = cache[k];
+      if (!resident[c])
+        continue; // freed at its last use since
+      if (need > 0 && pinned[c] == 0) {
+        need -= plan.allocated[c];
+        free(c);
+        continue;
+      }
+      cache[keep++] = c;
+    }
+    cache.resize(keep);
   }
 
   /// Makes `id` resident, recomputing it and what it needs. Recomputed
@@ -524,9 +591,14 @@ private:
   void ensure(NodeId id) {
     if (resident[id] || (plan.flags[id] & ExecutorPlan::kArgument))
       return; // an overwritten argument is caught by the simulator
-    for (uint32_t k = plan.depStart[id]; k < plan.depStart[id + 1]; ++k)
+    for (uint32_t k = plan.depStart[id]; k < plan.depStart[id + 1]; ++k) {
       ensure(plan.deps[k]);
+      ++pinned[plan.deps[k]];
+    }
+    makeRoomFor(id);
     compute(id);
+    for (uint32_t k = plan.depStart[id]; k < plan.depStart[id + 1]; ++k)
+      --pinned[plan.deps[k]];
     transient.push_back(id);
     if (!plan.holdsForRecompute)
       return;
@@ -546,36 +618,85 @@ private:
   /// the step. Each free moves right after the last compute that touched
   /// its value, keeping the order of frees that land together.
   void placeFrees(size_t start) {
-    size_t end = schedule.size(), computes = start;
-    while (computes < end && schedule[computes].kind == Event::Kind::Compute)
-      ++computes;
-    size_t nComputes = computes - start;
+    // The step's body runs to its last compute (evictions may come between
+    // its computes); the frees after it are the ones to place.
+    size_t end = schedule.size(), bodyEnd = end;
+    while (bodyEnd > start && schedule[bodyEnd - 1].kind == Event::Kind::Free)
+      --bodyEnd;
+    size_t nBody = bodyEnd - start;
     ++stamp;
-    for (size_t c = 0; c < nComputes; ++c) {
+    for (size_t c = 0; c < nBody; ++c) {
+      if (schedule[start + c].kind != Event::Kind::Compute)
+        continue;
       NodeId u = schedule[start + c].node;
       touchedAt[u] = {stamp, static_cast<uint32_t>(c)};
       for (uint32_t k = plan.depStart[u]; k < plan.depStart[u + 1]; ++k)
         touchedAt[plan.deps[k]] = {stamp, static_cast<uint32_t>(c)};
     }
     // Counting sort of the frees by the compute they follow (stable).
-    count.assign(nComputes, 0);
-    slots.resize(end - computes);
-    for (size_t f = computes; f < end; ++f) {
+    count.assign(nBody, 0);
+    slots.resize(end - bodyEnd);
+    for (size_t f = bodyEnd; f < end; ++f) {
       auto [when, at] = touchedAt[schedule[f].node];
-      uint32_t slot = when == stamp ? at : nComputes - 1;
-      slots[f - computes] = slot;
+      uint32_t slot = when == stamp ? at : static_cast<uint32_t>(nBody - 1);
+      slots[f - bodyEnd] = slot;
       ++count[slot];
     }
     window.assign(schedule.begin() + start, schedule.end());
     size_t out = start;
-    for (size_t c = 0; c < nComputes; ++c) {
+    for (size_t c = 0; c < nBody; ++c) {
       schedule[out] = window[c];
       uint32_t frees = count[c];
       count[c] = static_cast<uint32_t>(out + 1); // where its frees go
       out += 1 + frees;
     }
-    for (size_t f = nComputes; f < window.size(); ++f)
-      schedule[count[slots[f - nComputes]]++] = window[f];
+    for (size_t f = nBody; f < window.size(); ++f)
+      schedule[count[slots[f - nBody]]++] = window[f];
+  }
+
+  /// Takes back the frees of the step's recomputed Transient values
+  /// (`offers`) whose bytes fit under the cache limit from their free to
+  /// the end of the step, the latest freed first, and caches them.
+  void retainInCache(size_t start, int64_t liveBefore) {
+    size_t end = schedule.size();
+    // Bytes resident after each event of the step, and at each compute
+    // (with its workspace) what it holds while it runs.
+    held.resize(end - start);
+    int64_t at = liveBefore;
+    for (size_t k = start; k < end; ++k) {
+      NodeId u = schedule[k].node;
+      if (schedule[k].kind == Event::Kind::Free) {
+        at -= plan.allocated[u];
+        held[k - start] = at;
+      } else {
+        at += plan.allocated[u];
+        held[k - start] = at + plan.workspace[u];
+      }
+    }
+    bool kept = false;
+    for (size_t k = end; k-- > start;) {
+      if (schedule[k].kind != Event::Kind::Free ||
+          std::find(offers.begin(), offers.end(), schedule[k].node) ==
+              offers.end())
+        continue;
+      NodeId t = schedule[k].node;
+      int64_t bytes = plan.allocated[t], most = 0;
+      for (size_t j = k - start; j < held.size(); ++j)
+        most = std::max(most, held[j]);
+      if (most + bytes > cacheLimit)
+        continue;
+      for (size_t j = k - start; j < held.size(); ++j)
+        held[j] += bytes;
+      schedule[k].node = -1; // taken back
+      resident[t] = 1;
+      live += bytes;
+      cache.push_back(t);
+      kept = true;
+    }
+    if (kept)
+      schedule.erase(std::remove_if(schedule.begin() + start, schedule.end(),
+                                    [](const Event &e) { return e.node < 0; }),
+                     schedule.end());
   }
 
   void maybeFree(NodeId id) {
@@ -600,6 +721,7 @@ private:
       return;
     emit(Event::Kind::Free, id);
     resident[id] = 0;
+    live -= plan.allocated[id];
   }
 
   const ExecutorPlan &plan;
@@ -610,7 +732,17 @@ private:
   /// held for.
   std::vector<int32_t> holdsLeft;
   std::vector<int32_t> remaining, remainingEarly;
-  std::vector<NodeId> transient;
+  std::vector<NodeId> transient, offers;
+  std::vector<int64_t> held;
+  /// The cache (see setCacheLimit): Transient values kept after the step
+  /// that recomputed them, oldest first; entries freed since are skipped.
+  std::vector<NodeId> cache;
+  int64_t cacheLimit = kNoBudget;
+  /// Bytes resident, tracked for the cache.
+  int64_t live = 0;
+  /// Per value, the computations waiting for it (it is one of their
+  /// inputs, already made resident): the cache does not evict it.
+  std::vector<int32_t> pinned;
   Schedule schedule, window;
   /// placeFrees' scratch: where in the current step each value was last
   /// touched (valid when its stamp is the step's).
@@ -654,6 +786,9 @@ int remat::detail::resumedEvaluationMismatches(const Graph &graph,
       for (NodeId c : candidates)
         base[c] = rng() % 2 ? randomPolicy(c) : Policy::Keep;
       budget = static_cast<int64_t>(peak * (0.3 + 0.7 * (rng() % 100) / 100.0));
+      // Half the time with the cache of Transient values, whose contents
+      // the resumed evaluation must restore too.
+      executor.setCacheLimit(rng() % 2 ? budget : kNoBudget);
       executor.remember(base, budget);
     }
     std::vector<Policy> p = base;
@@ -687,6 +822,15 @@ Schedule remat::scheduleFromPolicies(const Graph &graph,
                                      const std::vector<Policy> &policy) {
   ExecutorPlan plan(graph);
   return PolicyExecutor(plan).run(policy);
+}
+
+Schedule remat::scheduleFromPolicies(const Graph &graph,
+                                     const std::vector<Policy> &policy,
+                                     int64_t budget) {
+  ExecutorPlan plan(graph);
+  PolicyExecutor executor(plan);
+  executor.setCacheLimit(budget);
+  return executor.run(policy);
 }
 
 /// The order every solver picks by: feasible beats infeasible; among
@@ -733,7 +877,7 @@ static SolveResult solveChenSqrt(const Graph &graph, int64_t budget,
   for (size_t i = 0; i < candidates.size(); ++i)
     if ((i + 1) % stride != 0)
       policy[candidates[i]] = Policy::Recompute;
-  return finish(graph, scheduleFromPolicies(graph, policy), budget);
+  return finish(graph, scheduleFromPolicies(graph, policy, budget), budget);
 }
 
 /// Candidates that are cut vertices of the forward pass: no forward edge
@@ -771,7 +915,7 @@ static SolveResult solveEveryLayer(const Graph &graph, int64_t budget,
     policy[c] = Policy::Recompute;
   for (NodeId c : articulationCandidates(graph))
     policy[c] = Policy::Keep;
-  return finish(graph, scheduleFromPolicies(graph, policy), budget);
+  return finish(graph, scheduleFromPolicies(graph, policy, budget), budget);
 }
 
 /// Chen et al. 2016, the memory-budget variant: walking the layer
@@ -817,7 +961,8 @@ static SolveResult solveChenGreedy(const Graph &graph, int64_t budget,
       else
         policy[c] = Policy::Recompute;
     }
-    SolveResult r = finish(graph, scheduleFromPolicies(graph, policy), budget);
+    SolveResult r =
+        finish(graph, scheduleFromPolicies(graph, policy, budget), budget);
     if (!have || isBetter(r, best)) {
       best = std::move(r);
       have = true;
@@ -962,6 +1107,8 @@ static SolveResult greedyRun(const Graph &graph, int64_t budget,
                  : std::vector<Policy>(graph.size(), Policy::Keep);
   ExecutorPlan plan(graph);
   PolicyExecutor executor(plan);
+  if (budget > 0) // greedy's ladder (budget 0) stays without a cache
+    executor.setCacheLimit(budget);
   // Deterministic bound on the search (no clock): on graphs whose smallest
   // budgets need values recomputed over and over, every evaluation grows
   // with the schedule, and a run at a budget it cannot meet would go on for
@@ -1340,6 +1487,7 @@ static SolveResult improveBySwaps(const Graph &graph, int64_t budget,
   };
   ExecutorPlan plan(graph);
   PolicyExecutor executor(plan);
+  executor.setCacheLimit(budget);
   Evaluated current = executor.evaluate(policy, kNoBudget);
   const int window = 6;
   int evaluations = 0;
@@ -1378,7 +1526,7 @@ static SolveResult improveBySwaps(const Graph &graph, int64_t budget,
       }
     }
   }
-  return finish(graph, scheduleFromPolicies(graph, policy), budget);
+  return finish(graph, scheduleFromPolicies(graph, policy, budget), budget);
 }
 
 /// Local search with a larger neighbourhood than swaps: keep one value the
@@ -1489,6 +1637,7 @@ improveByAnnealing(const Graph &graph, int64_t budget,
   }
   ExecutorPlan plan(graph);
   PolicyExecutor executor(plan);
+  executor.setCacheLimit(budget);
   Evaluated current = executor.evaluate(policy, kNoBudget);
   if (!current.valid || current.peak > budget)
     return answer;
@@ -1555,7 +1704,7 @@ improveByAnnealing(const Graph &graph, int64_t budget,
   if (bestCost >= answer.cost)
     return answer;
   policy = std::move(best);
-  return finish(graph, scheduleFromPolicies(graph, policy), budget);
+  return finish(graph, scheduleFromPolicies(graph, policy, budget), budget);
 }
 
 /// Greedy's run at `budget` and the pinning search from its answer, run
@@ -1720,7 +1869,8 @@ static SolveResult solveAutoCarrying(const Graph &graph, int64_t budget,
                         const SolveResult &answer) {
     if (policy.empty())
       return false;
-    SimResult check = simulate(graph, scheduleFromPolicies(graph, policy));
+    SimResult check =
+        simulate(graph, scheduleFromPolicies(graph, policy, budget));
     return check.valid && check.peakBytes <= budget &&
            check.cost <= answer.cost;
   };

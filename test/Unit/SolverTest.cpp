@@ -16,7 +16,9 @@
 #include "gtest/gtest.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <random>
 
 using namespace remat;
 
@@ -137,6 +139,96 @@ TEST(Policies, TransientCandidatesAreRecomputedForEveryUse) {
   ASSERT_TRUE(recompute.valid) << recompute.error;
   EXPECT_GE(transient.recomputations, recompute.recomputations);
   EXPECT_GT(recompute.recomputations, 0);
+}
+
+TEST(Policies, ACachedTransientValueIsNotRecomputedWhileItFits) {
+  // f0 -> ... -> f7 -> loss -> b7 -> ... -> b0, each b reading its f; f0
+  // kept, the others Transient. Without a cache b_i recomputes f1..f_i
+  // (28 recomputations); with room for them all, b7's recomputations stay
+  // cached for the later uses (7).
+  Graph g;
+  std::vector<NodeId> f, b(8);
+  for (int i = 0; i < 8; ++i) {
+    f.push_back(addValue(g, "f", 10, 100));
+    if (i > 0)
+      g.addEdge(f[i - 1], f[i]);
+  }
+  NodeId loss = addValue(g, "loss", 1, 4);
+  g.addEdge(f[7], loss);
+  NodeId next = loss;
+  for (int i = 7; i >= 0; --i) {
+    Node n;
+    n.name = "b";
+    n.cost = 10;
+    n.bytes = 100;
+    n.backward = true;
+    b[i] = g.addNode(n);
+    addEdges(g, {{next, b[i]}, {f[i], b[i]}});
+    next = b[i];
+  }
+  ASSERT_EQ(g.verify(), "");
+  std::vector<Policy> p(g.size(), Policy::Keep);
+  for (int i = 1; i < 8; ++i)
+    p[f[i]] = Policy::Transient;
+  auto computesOf = [&](const Schedule &s, NodeId id) {
+    return std::count_if(s.begin(), s.end(), [&](const Event &e) {
+      return e.kind == Event::Kind::Compute && e.node == id;
+    });
+  };
+  Schedule uncached = scheduleFromPolicies(g, p);
+  SimResult plain = simulate(g, uncached);
+  ASSERT_TRUE(plain.valid) << plain.error;
+  EXPECT_EQ(plain.recomputations, 28);
+  EXPECT_EQ(computesOf(uncached, f[1]), 8);
+  int64_t roomy = solve("none", g, kNoBudget).peakBytes;
+  Schedule cached = scheduleFromPolicies(g, p, roomy);
+  SimResult withCache = simulate(g, cached);
+  ASSERT_TRUE(withCache.valid) << withCache.error;
+  EXPECT_EQ(withCache.recomputations, 7);
+  EXPECT_LE(withCache.peakBytes, roomy);
+  // Between the uncached peak and that, the cache fills what room there is:
+  // never over the budget, never dearer, and cheaper once a value fits.
+  double last = plain.cost;
+  for (int64_t budget = plain.peakBytes; budget <= roomy; budget += 25) {
+    SimResult r = simulate(g, scheduleFromPolicies(g, p, budget));
+    ASSERT_TRUE(r.valid) << r.error;
+    EXPECT_LE(r.peakBytes, budget);
+    EXPECT_LE(r.cost, last) << "at " << budget;
+    last = r.cost;
+  }
+  EXPECT_LT(simulate(g, scheduleFromPolicies(g, p, plain.peakBytes + 100)).cost,
+            plain.cost);
+}
+
+TEST(Policies, TheCacheNeverBreaksABudgetThePoliciesMeet) {
+  // Random policies on random training graphs: where the uncached schedule
+  // fits a budget, the cached one for it is valid, fits and is never
+  // dearer; and it often is cheaper.
+  int fits = 0, cheaper = 0;
+  for (unsigned seed = 0; seed < 40; ++seed) {
+    Graph g = test::randomTrainingGraph(900 + seed, 12 + seed);
+    std::vector<NodeId> candidates = checkpointCandidates(g);
+    std::mt19937 rng(seed);
+    for (int trial = 0; trial < 10; ++trial) {
+      std::vector<Policy> p(g.size(), Policy::Keep);
+      for (NodeId c : candidates)
+        p[c] = static_cast<Policy>(std::array{Policy::Keep, Policy::Recompute,
+                                              Policy::Transient}[rng() % 3]);
+      SimResult plain = simulate(g, scheduleFromPolicies(g, p));
+      ASSERT_TRUE(plain.valid) << plain.error;
+      for (double slack : {0.0, 0.05, 0.2}) {
+        int64_t budget =
+            plain.peakBytes + static_cast<int64_t>(slack * plain.peakBytes);
+        SimResult r = simulate(g, scheduleFromPolicies(g, p, budget));
+        ASSERT_TRUE(r.valid) << "seed " << seed << ": " << r.error;
+        EXPECT_LE(r.peakBytes, budget) << "seed " << seed;
+        EXPECT_LE(r.cost, plain.cost + 1e-9) << "seed " << seed;
+        ++fits;
+        cheaper += r.cost < plain.cost - 1e-9;
+      }
+    }
+  }
+  EXPECT_GT(cheaper, fits / 10) << cheaper << " of " << fits;
 }
 
 TEST(Policies, LateValuesAreComputedAgainRightBeforeTheirFirstUse) {

@@ -94,8 +94,11 @@ enum class Policy : uint8_t {
   /// Freed after its last forward use; recomputed before its first backward
   /// use and then kept to its last use (Chen's segment recomputation).
   Recompute,
-  /// Freed after its last forward use and recomputed for every backward use
-  /// (the least memory, the most compute).
+  /// Freed after its last forward use and recomputed where a backward use
+  /// needs it (the least memory, the most compute). Scheduled for a budget
+  /// (scheduleFromPolicies with one), a recomputed Transient value stays
+  /// cached after the step that needed it while it fits, and is evicted
+  /// first when memory is needed, so that the next use may find it.
   Transient,
   /// Freed as soon as it is computed, recomputed before its first use and
   /// then kept to its last use: computing it late, at the price of the
@@ -110,6 +113,12 @@ enum class Policy : uint8_t {
 /// them, and every value is freed right after its last use.
 Schedule scheduleFromPolicies(const Graph &graph,
                               const std::vector<Policy> &policy);
+/// The same for a solver working at `budget`: in a graph with a backward
+/// pass, recomputed Transient values stay cached while they fit under it
+/// (see Policy::Transient); frees at the last use.
+Schedule scheduleFromPolicies(const Graph &graph,
+                              const std::vector<Policy> &policy,
+                              int64_t budget);
 
 } // namespace remat
 
