@@ -252,9 +252,15 @@ public:
 
   Schedule run(const std::vector<Policy> &p) {
     execute(p, nullptr);
-    // A cached value evicted after its last read leaves at that read, where
-    // the lowering frees it (the evaluations count it until the eviction:
-    // their peak may only be higher).
+    return schedule;
+  }
+
+  /// run(p) as a solver's answer: with a cache, a value evicted after its
+  /// last read leaves at that read, where the lowering frees it (the
+  /// evaluations count it until the eviction: their peak may only be
+  /// higher).
+  Schedule answer(const std::vector<Policy> &p) {
+    execute(p, nullptr);
     if (cacheLimit != kNoBudget)
       return freeAtLastUse(plan.graph, schedule);
     return schedule;
@@ -419,6 +425,7 @@ private:
     cache.clear();
     live = argumentBytes;
     pinned.assign(n, 0);
+    offered.resize(n, 0);
     if (plan.holdsForRecompute) {
       // A kept value feeding a dropped one is read once more for each
       // recomputation of it (see Policy::Keep).
@@ -459,15 +466,18 @@ private:
       size_t stepStart = schedule.size();
       int64_t liveBefore = live;
       offers.clear();
+      // The cache only grows between steps: if it is empty now, nothing is
+      // evicted in this step and nothing needs pinning.
+      pinning = !cache.empty();
       uint32_t depsBegin = plan.depStart[id], depsEnd = plan.depStart[id + 1];
       for (uint32_t k = depsBegin; k < depsEnd; ++k) {
         ensure(plan.deps[k]);
-        ++pinned[plan.deps[k]];
+        pin(plan.deps[k], 1);
       }
       makeRoomFor(id);
       compute(id);
       for (uint32_t k = depsBegin; k < depsEnd; ++k)
-        --pinned[plan.deps[k]];
+        pin(plan.deps[k], -1);
       for (uint32_t k = depsBegin; k < depsEnd; ++k) {
         --remaining[plan.deps[k]];
         if (plan.earlyDep[k])
@@ -585,6 +595,11 @@ private:
     cache.resize(keep);
   }
 
+  void pin(NodeId id, int32_t by) {
+    if (pinning)
+      pinned[id] += by;
+  }
+
   /// Makes `id` resident, recomputing it and what it needs. Recomputed
   /// values stay until the consumer that asked for them has run, so two
   /// operands that share an input do not recompute it twice.
@@ -593,12 +608,12 @@ private:
       return; // an overwritten argument is caught by the simulator
     for (uint32_t k = plan.depStart[id]; k < plan.depStart[id + 1]; ++k) {
       ensure(plan.deps[k]);
-      ++pinned[plan.deps[k]];
+      pin(plan.deps[k], 1);
     }
     makeRoomFor(id);
     compute(id);
     for (uint32_t k = plan.depStart[id]; k < plan.depStart[id + 1]; ++k)
-      --pinned[plan.deps[k]];
+      pin(plan.deps[k], -1);
     transient.push_back(id);
     if (!plan.holdsForRecompute)
       return;
@@ -673,26 +688,27 @@ private:
         held[k - start] = at + plan.workspace[u];
       }
     }
+    for (NodeId t : offers)
+      offered[t] = 1;
+    // Walking back from the end: the most held from each event on, with the
+    // values taken back so far (all freed later than it) counted.
     bool kept = false;
+    int64_t most = 0;
     for (size_t k = end; k-- > start;) {
-      if (schedule[k].kind != Event::Kind::Free ||
-          std::find(offers.begin(), offers.end(), schedule[k].node) ==
-              offers.end())
-        continue;
+      most = std::max(most, held[k - start]);
       NodeId t = schedule[k].node;
-      int64_t bytes = plan.allocated[t], most = 0;
-      for (size_t j = k - start; j < held.size(); ++j)
-        most = std::max(most, held[j]);
-      if (most + bytes > cacheLimit)
+      if (schedule[k].kind != Event::Kind::Free || !offered[t] ||
+          most + plan.allocated[t] > cacheLimit)
         continue;
-      for (size_t j = k - start; j < held.size(); ++j)
-        held[j] += bytes;
+      most += plan.allocated[t];
       schedule[k].node = -1; // taken back
       resident[t] = 1;
-      live += bytes;
+      live += plan.allocated[t];
       cache.push_back(t);
       kept = true;
     }
+    for (NodeId t : offers)
+      offered[t] = 0;
     if (kept)
       schedule.erase(std::remove_if(schedule.begin() + start, schedule.end(),
                                     [](const Event &e) { return e.node < 0; }),
@@ -733,6 +749,7 @@ private:
   std::vector<int32_t> holdsLeft;
   std::vector<int32_t> remaining, remainingEarly;
   std::vector<NodeId> transient, offers;
+  std::vector<char> offered;
   std::vector<int64_t> held;
   /// The cache (see setCacheLimit): Transient values kept after the step
   /// that recomputed them, oldest first; entries freed since are skipped.
@@ -743,6 +760,7 @@ private:
   /// Per value, the computations waiting for it (it is one of their
   /// inputs, already made resident): the cache does not evict it.
   std::vector<int32_t> pinned;
+  bool pinning = false;
   Schedule schedule, window;
   /// placeFrees' scratch: where in the current step each value was last
   /// touched (valid when its stamp is the step's).
@@ -830,7 +848,7 @@ Schedule remat::scheduleFromPolicies(const Graph &graph,
   ExecutorPlan plan(graph);
   PolicyExecutor executor(plan);
   executor.setCacheLimit(budget);
-  return executor.run(policy);
+  return executor.answer(policy);
 }
 
 /// The order every solver picks by: feasible beats infeasible; among
@@ -1270,7 +1288,7 @@ static SolveResult greedyRun(const Graph &graph, int64_t budget,
     *from.work += work;
   if (from.policy)
     *from.policy = policy;
-  return finish(graph, executor.run(policy), budget);
+  return finish(graph, executor.answer(policy), budget);
 }
 
 namespace {
