@@ -472,12 +472,13 @@ private:
       uint32_t depsBegin = plan.depStart[id], depsEnd = plan.depStart[id + 1];
       for (uint32_t k = depsBegin; k < depsEnd; ++k) {
         ensure(plan.deps[k]);
-        pin(plan.deps[k], 1);
+        pin(plan.deps[k]);
       }
       makeRoomFor(id);
       compute(id);
-      for (uint32_t k = depsBegin; k < depsEnd; ++k)
-        pin(plan.deps[k], -1);
+      if (pinning)
+        for (uint32_t k = depsBegin; k < depsEnd; ++k)
+          --pinned[plan.deps[k]];
       for (uint32_t k = depsBegin; k < depsEnd; ++k) {
         --remaining[plan.deps[k]];
         if (plan.earlyDep[k])
@@ -595,9 +596,9 @@ private:
     cache.resize(keep);
   }
 
-  void pin(NodeId id, int32_t by) {
+  void pin(NodeId id) {
     if (pinning)
-      pinned[id] += by;
+      ++pinned[id];
   }
 
   /// Makes `id` resident, recomputing it and what it needs. Recomputed
@@ -608,12 +609,13 @@ private:
       return; // an overwritten argument is caught by the simulator
     for (uint32_t k = plan.depStart[id]; k < plan.depStart[id + 1]; ++k) {
       ensure(plan.deps[k]);
-      pin(plan.deps[k], 1);
+      pin(plan.deps[k]);
     }
     makeRoomFor(id);
     compute(id);
-    for (uint32_t k = plan.depStart[id]; k < plan.depStart[id + 1]; ++k)
-      pin(plan.deps[k], -1);
+    if (pinning)
+      for (uint32_t k = plan.depStart[id]; k < plan.depStart[id + 1]; ++k)
+        --pinned[plan.deps[k]];
     transient.push_back(id);
     if (!plan.holdsForRecompute)
       return;
