@@ -203,7 +203,7 @@ TEST(Policies, ACachedTransientValueIsNotRecomputedWhileItFits) {
 TEST(Policies, TheCacheNeverBreaksABudgetThePoliciesMeet) {
   // Random policies on random training graphs: where the uncached schedule
   // fits a budget, the cached one for it is valid, fits and is never
-  // dearer; and it often is cheaper.
+  // dearer; and with this many Transient values mostly cheaper.
   int fits = 0, cheaper = 0;
   for (unsigned seed = 0; seed < 40; ++seed) {
     Graph g = test::randomTrainingGraph(900 + seed, 12 + seed);
@@ -228,7 +228,7 @@ TEST(Policies, TheCacheNeverBreaksABudgetThePoliciesMeet) {
       }
     }
   }
-  EXPECT_GT(cheaper, fits / 10) << cheaper << " of " << fits;
+  EXPECT_GT(cheaper, fits / 2) << cheaper << " of " << fits;
 }
 
 TEST(Policies, LateValuesAreComputedAgainRightBeforeTheirFirstUse) {
