@@ -1,0 +1,706 @@
+//===- Executor.h - From per-value policies to a schedule -------*- C++ -*-===//
+//
+// The policy executor every heuristic solver shares: it runs the graph in
+// order under one policy per value, recomputing what a use needs right
+// before it, and either emits the schedule or applies the simulator's
+// accounting as it goes (what a search's many evaluations need). Internal
+// to the core; the methods are defined in the classes so that the
+// solvers' hot loops inline them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef REMAT_LIB_REMAT_EXECUTOR_H
+#define REMAT_LIB_REMAT_EXECUTOR_H
+
+#include "remat/Remat/Solvers.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cstdint>
+#include <initializer_list>
+#include <limits>
+#include <vector>
+
+namespace remat::detail {
+
+/// Whether the graph marks a backward pass at all. Graphs that do not
+/// (Moccasin's computation graphs) treat a value's first use as its "early"
+/// use and every later one as a use that may follow a recomputation.
+bool hasBackward(const Graph &graph);
+
+/// Number of users of `id` served before the value may be dropped: its
+/// forward users in a training graph. Otherwise the users before the
+/// longest wait (in the order) between two of them, after the first: where
+/// dropping the value and computing it again saves most.
+int32_t earlyUses(const Graph &graph, NodeId id, bool training);
+
+/// The values greedy may move, sorted: checkpoint candidates (to Recompute
+/// or Transient), values that may be computed late (without a backward
+/// pass: to Release or Late), and both together.
+struct MovableValues {
+  std::vector<NodeId> checkpoints, lates, all;
+};
+MovableValues movableValues(const Graph &graph);
+
+/// What the executor needs to know about a graph, computed once and shared
+/// by the many evaluations a solver makes.
+struct ExecutorPlan {
+  explicit ExecutorPlan(const Graph &graph) : graph(graph) {
+    bool training = hasBackward(graph);
+    size_t n = graph.size();
+    remaining.resize(n);
+    remainingEarly.resize(n);
+    flags.resize(n);
+    allocated.resize(n);
+    workspace.resize(n);
+    cost.resize(n);
+    overwrites.resize(n);
+    depStart.push_back(0);
+    for (NodeId id = 0; id < (NodeId)n; ++id) {
+      const Node &node = graph.node(id);
+      remaining[id] = static_cast<int32_t>(graph.users(id).size());
+      remainingEarly[id] = earlyUses(graph, id, training);
+      flags[id] = (node.argument ? kArgument : 0) |
+                  (node.output ? kOutput : 0) |
+                  (node.recomputable ? kRecomputable : 0);
+      allocated[id] = node.overwrites >= 0 ? 0 : node.bytes;
+      workspace[id] = node.workspace;
+      cost[id] = node.cost;
+      overwrites[id] = node.overwrites;
+      if (node.overwrites >= 0 || (!node.argument && !node.recomputable))
+        needsChecks = true;
+      (node.argument ? arguments : steps).push_back(id);
+      for (NodeId d : graph.deps(id)) {
+        deps.push_back(d);
+        // In a training graph the forward users are early; otherwise those
+        // up to the one earlyUses() counts last.
+        earlyDep.push_back(training
+                               ? !node.backward
+                               : id <= graph.users(d)[remainingEarly[d] - 1]);
+      }
+      depStart.push_back(static_cast<uint32_t>(deps.size()));
+    }
+    holdsForRecompute = !training;
+    stepOf.assign(n, 0);
+    for (size_t i = 0; i < steps.size(); ++i)
+      stepOf[steps[i]] = static_cast<uint32_t>(i);
+    if (holdsForRecompute) {
+      // The input edges of each value, grouped by the input.
+      readerStart.assign(n + 1, 0);
+      for (NodeId d : deps)
+        ++readerStart[d + 1];
+      for (size_t k = 1; k <= n; ++k)
+        readerStart[k] += readerStart[k - 1];
+      readerEdges.resize(deps.size());
+      std::vector<uint32_t> fill(readerStart.begin(), readerStart.end() - 1);
+      for (uint32_t k = 0; k < deps.size(); ++k)
+        readerEdges[fill[deps[k]]++] = k;
+    }
+  }
+  enum : uint8_t { kArgument = 1, kOutput = 2, kRecomputable = 4 };
+
+  /// Whether kept values are held for the recomputations of what they feed
+  /// (graphs without a backward pass; see Policy::Keep).
+  bool holdsForRecompute = false;
+
+  const Graph &graph;
+  /// Whether a schedule from the executor can be invalid at all: only by
+  /// recomputing a value that cannot be, or reading one an in-place op
+  /// overwrote. On graphs without either, the executor skips the checks.
+  bool needsChecks = false;
+  /// The arguments, and the nodes the executor computes in order.
+  std::vector<NodeId> arguments, steps;
+  std::vector<int32_t> remaining, remainingEarly;
+  // The graph in flat arrays: the executor reads them once per event.
+  std::vector<uint8_t> flags;
+  std::vector<int64_t> allocated; // bytes a computation allocates
+  std::vector<int64_t> workspace; // bytes it holds while it runs
+  std::vector<double> cost;
+  std::vector<NodeId> overwrites;
+  /// deps[depStart[id] .. depStart[id + 1]) are id's inputs in deps()
+  /// order; earlyDep says for each whether the use is early.
+  std::vector<uint32_t> depStart;
+  std::vector<NodeId> deps;
+  std::vector<char> earlyDep;
+  /// Where each node is computed in `steps` (arguments: 0).
+  std::vector<uint32_t> stepOf;
+  /// readerEdges[readerStart[d] .. readerStart[d + 1]) are the indices in
+  /// `deps` of the edges that read d (graphs that hold for recomputation).
+  std::vector<uint32_t> readerStart, readerEdges;
+};
+
+/// What the simulator reports for a schedule at a budget, as far as a
+/// solver's search needs it.
+struct Evaluated {
+  bool valid;
+  int64_t peak;
+  double cost, excess;
+  /// Computations in the schedule: the work the evaluation took.
+  int64_t computes;
+  /// Stopped at a Cutoff: the schedule is known to be no better than the
+  /// caller's, and the figures are partial.
+  bool cut;
+};
+
+/// When an evaluation may stop early. Excess, cost and peak only grow along
+/// a schedule (sizes and costs are not negative), so once one reaches what
+/// the caller would reject, the rest cannot change the verdict.
+struct Cutoff {
+  double excess = std::numeric_limits<double>::infinity();
+  double cost = std::numeric_limits<double>::infinity();
+  int64_t peak = kNoBudget;
+};
+
+/// Runs the graph in order under per-value policies (see
+/// scheduleFromPolicies). One executor serves many runs and reuses its
+/// buffers; evaluate() applies the simulator's accounting to each step as
+/// it is produced instead of storing the schedule, which is what makes a
+/// search of thousands of evaluations cheap.
+class PolicyExecutor {
+public:
+  explicit PolicyExecutor(const ExecutorPlan &plan)
+      : plan(plan), argumentBytes(plan.graph.argumentBytes()) {}
+
+  /// Lets Transient values that a step recomputed stay resident after it
+  /// while they fit under `limit` (the budget), evicted (freed) before any
+  /// computation that would otherwise pass it; kNoBudget: no such cache,
+  /// every Transient value leaves with the step that recomputed it.
+  void setCacheLimit(int64_t limit) {
+    // Not in graphs whose kept values wait for the recomputations of what
+    // they feed (without a backward pass): a cached value that is not
+    // recomputed would hold them, and releasing them at its last read made
+    // Moccasin's n500 dearer at 2 of 6 budgets it changed, and infeasible
+    // at its smallest.
+    cacheLimit = plan.holdsForRecompute ? kNoBudget : limit;
+  }
+
+  Schedule run(const std::vector<Policy> &p) {
+    execute(p, nullptr);
+    return schedule;
+  }
+
+  /// run(p) as a solver's answer: with a cache, a value evicted after its
+  /// last read leaves at that read, where the lowering frees it (the
+  /// evaluations count it until the eviction: their peak may only be
+  /// higher).
+  Schedule answer(const std::vector<Policy> &p) {
+    execute(p, nullptr);
+    if (cacheLimit != kNoBudget)
+      return freeAtLastUse(plan.graph, schedule);
+    return schedule;
+  }
+
+  /// What simulate(graph, run(p), budget) reports, unless the evaluation
+  /// reaches `cutoff` (excess or cost at least its own, or a peak above
+  /// its own) first: then it stops there with `cut` set.
+  Evaluated evaluate(const std::vector<Policy> &p, int64_t budget,
+                     const Cutoff &cutoff = {}) {
+    Evaluated e{true, argumentBytes, 0.0, 0.0, 0, false};
+    Tally tally{budget, argumentBytes, &e, cutoff};
+    execute(p, &tally);
+    return e;
+  }
+
+  /// evaluate(p, budget), which also keeps the executor's state at a few
+  /// dozen steps along the way, so that evaluateChanged() can resume from
+  /// one of them instead of starting over.
+  Evaluated remember(const std::vector<Policy> &p, int64_t budget) {
+    snapshotCount = 0;
+    snapshotEvery = std::max<size_t>(1, plan.steps.size() / kSnapshots);
+    rememberedBudget = budget;
+    Evaluated e{true, argumentBytes, 0.0, 0.0, 0, false};
+    Tally tally{budget, argumentBytes, &e, {}};
+    recording = true;
+    execute(p, &tally);
+    recording = false;
+    return e;
+  }
+
+  /// What evaluate(p, budget, cutoff) reports, for a `p` that differs from
+  /// the policies last given to remember() (at this budget) only at the
+  /// values in `changed`. Until the step that computes the first of them,
+  /// the two policies run alike (a value's policy acts from its own
+  /// computation on, and the reads it is held for only once its readers
+  /// run), so the evaluation resumes from the last state kept before it.
+  Evaluated evaluateChanged(const std::vector<Policy> &p, int64_t budget,
+                            const Cutoff &cutoff,
+                            std::initializer_list<NodeId> changed) {
+    assert(budget == rememberedBudget && "remember() at another budget");
+    uint32_t first = std::numeric_limits<uint32_t>::max();
+    for (NodeId c : changed)
+      first = std::min(first, plan.stepOf[c]);
+    size_t k = std::min<size_t>(first / snapshotEvery, snapshotCount);
+    while (k > 0 && snapshots[k - 1].step > first)
+      --k;
+    if (k == 0)
+      return evaluate(p, budget, cutoff);
+    const Snapshot &snap = snapshots[k - 1];
+    Evaluated e = snap.figures;
+    // The whole evaluation would have stopped within the shared steps.
+    if (e.excess >= cutoff.excess || e.cost >= cutoff.cost ||
+        e.peak > cutoff.peak)
+      return evaluate(p, budget, cutoff);
+    policy = &p;
+    resident = snap.resident;
+    dropped = snap.dropped;
+    remaining = snap.remaining;
+    remainingEarly = snap.remainingEarly;
+    cache = snap.cache;
+    live = snap.cacheLive;
+    if (plan.needsChecks) {
+      computed = snap.computed;
+      clobbered = snap.clobbered;
+    }
+    if (plan.holdsForRecompute) {
+      holdsLeft = snap.holdsLeft;
+      // The reads an input is held for depend on its policy and its
+      // reader's: redo them on the edges of the changed values (none of
+      // them read yet, their readers all run later).
+      edges.clear();
+      for (NodeId c : changed) {
+        for (uint32_t j = plan.depStart[c]; j < plan.depStart[c + 1]; ++j)
+          edges.push_back(j);
+        for (uint32_t j = plan.readerStart[c]; j < plan.readerStart[c + 1]; ++j)
+          edges.push_back(plan.readerEdges[j]);
+      }
+      std::sort(edges.begin(), edges.end());
+      edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
+      for (uint32_t j : edges) {
+        int32_t reads = heldReads(p, j);
+        remaining[plan.deps[j]] += reads - holdsLeft[j];
+        holdsLeft[j] = reads;
+      }
+    }
+    schedule.clear();
+    Tally tally{budget, snap.live, &e, cutoff};
+    runSteps(p, &tally, snap.step);
+    return e;
+  }
+
+private:
+  struct Tally {
+    int64_t budget, live;
+    Evaluated *out;
+    Cutoff cutoff;
+  };
+
+  /// The states remember() keeps: about this many along the steps.
+  static constexpr size_t kSnapshots = 32;
+
+  struct Snapshot {
+    /// The state before steps[step] runs.
+    uint32_t step;
+    int64_t live;
+    Evaluated figures;
+    std::vector<char> resident, dropped, computed, clobbered;
+    std::vector<int32_t> remaining, remainingEarly, holdsLeft;
+    std::vector<NodeId> cache;
+    int64_t cacheLive;
+  };
+
+  /// The reads of the input on edge `k` (reader v, input d) that d is held
+  /// for under `p`: one per recomputation of v, if v is dropped and d kept
+  /// (see Policy::Keep).
+  int32_t heldReads(const std::vector<Policy> &p, uint32_t k) const {
+    NodeId d = plan.deps[k];
+    NodeId v = static_cast<NodeId>(
+        std::upper_bound(plan.depStart.begin(), plan.depStart.end(), k) -
+        plan.depStart.begin() - 1);
+    if (p[v] <= Policy::Release || p[d] != Policy::Keep ||
+        (plan.flags[d] & (ExecutorPlan::kArgument | ExecutorPlan::kOutput)))
+      return 0;
+    return p[v] == Policy::Transient
+               ? plan.remaining[v] - plan.remainingEarly[v]
+               : 1;
+  }
+
+  void saveSnapshot(uint32_t step, const Tally &t) {
+    if (snapshots.size() <= snapshotCount)
+      snapshots.emplace_back();
+    Snapshot &s = snapshots[snapshotCount++];
+    s.step = step;
+    s.live = t.live;
+    s.figures = *t.out;
+    s.resident = resident;
+    s.dropped = dropped;
+    s.remaining = remaining;
+    s.remainingEarly = remainingEarly;
+    if (plan.needsChecks) {
+      s.computed = computed;
+      s.clobbered = clobbered;
+    }
+    if (plan.holdsForRecompute)
+      s.holdsLeft = holdsLeft;
+    s.cache = cache;
+    s.cacheLive = live;
+  }
+
+  void execute(const std::vector<Policy> &p, Tally *tally) {
+    size_t n = plan.flags.size();
+    policy = &p;
+    resident.assign(n, 0);
+    dropped.assign(n, 0);
+    touchedAt.resize(n, {0, 0});
+    remaining.assign(plan.remaining.begin(), plan.remaining.end());
+    remainingEarly.assign(plan.remainingEarly.begin(),
+                          plan.remainingEarly.end());
+    schedule.clear();
+    schedule.reserve(tally ? 64 : n * 3);
+    cache.clear();
+    live = argumentBytes;
+    pinned.assign(n, 0);
+    offered.resize(n, 0);
+    if (plan.holdsForRecompute) {
+      // A kept value feeding a dropped one is read once more for each
+      // recomputation of it (see Policy::Keep).
+      holdsLeft.assign(plan.deps.size(), 0);
+      for (NodeId v : plan.steps) {
+        if (p[v] <= Policy::Release)
+          continue;
+        int32_t reads = p[v] == Policy::Transient
+                            ? plan.remaining[v] - plan.remainingEarly[v]
+                            : 1;
+        for (uint32_t k = plan.depStart[v]; k < plan.depStart[v + 1]; ++k) {
+          NodeId d = plan.deps[k];
+          if (p[d] != Policy::Keep ||
+              (plan.flags[d] &
+               (ExecutorPlan::kArgument | ExecutorPlan::kOutput)))
+            continue;
+          remaining[d] += reads;
+          holdsLeft[k] = reads;
+        }
+      }
+    }
+    if (tally && plan.needsChecks) {
+      computed.assign(n, 0);
+      clobbered.assign(n, 0);
+    }
+    for (NodeId id : plan.arguments)
+      resident[id] = 1;
+    runSteps(p, tally, 0);
+  }
+
+  /// Runs plan.steps[from ..] from the state the executor is in.
+  void runSteps(const std::vector<Policy> &p, Tally *tally, size_t from) {
+    for (size_t i = from; i < plan.steps.size(); ++i) {
+      if (recording && tally && i % snapshotEvery == 0 && i > 0)
+        saveSnapshot(static_cast<uint32_t>(i), *tally);
+      NodeId id = plan.steps[i];
+      transient.clear();
+      size_t stepStart = schedule.size();
+      int64_t liveBefore = live;
+      offers.clear();
+      // The cache only grows between steps: if it is empty now, nothing is
+      // evicted in this step and nothing needs pinning.
+      pinning = !cache.empty();
+      uint32_t depsBegin = plan.depStart[id], depsEnd = plan.depStart[id + 1];
+      for (uint32_t k = depsBegin; k < depsEnd; ++k) {
+        ensure(plan.deps[k]);
+        pin(plan.deps[k]);
+      }
+      makeRoomFor(id);
+      compute(id);
+      if (pinning)
+        for (uint32_t k = depsBegin; k < depsEnd; ++k)
+          --pinned[plan.deps[k]];
+      for (uint32_t k = depsBegin; k < depsEnd; ++k) {
+        --remaining[plan.deps[k]];
+        if (plan.earlyDep[k])
+          --remainingEarly[plan.deps[k]];
+      }
+      for (uint32_t k = depsBegin; k < depsEnd; ++k)
+        maybeFree(plan.deps[k]);
+      for (NodeId t : transient) {
+        if (p[t] != Policy::Transient) {
+          maybeFree(t);
+          continue;
+        }
+        if (cacheLimit != kNoBudget && remaining[t] > 0 && resident[t])
+          offers.push_back(t);
+        free(t);
+      }
+      maybeFree(id);
+      if (p[id] == Policy::Late && resident[id] && !dropped[id]) {
+        dropped[id] = 1;
+        free(id);
+      }
+      if (!transient.empty())
+        placeFrees(stepStart);
+      if (!offers.empty())
+        retainInCache(stepStart, liveBefore);
+      if (tally) {
+        if (!account(stepStart, *tally))
+          return;
+        schedule.clear();
+      }
+    }
+  }
+
+  /// The simulator's accounting for the events from `start` on; false once
+  /// the schedule is one the simulator rejects. The executor never frees a
+  /// value that is not resident, never frees an output and computes every
+  /// node, so only two of the simulator's checks can fail here.
+  bool account(size_t start, Tally &t) {
+    Evaluated &e = *t.out;
+    for (size_t i = start; i < schedule.size(); ++i) {
+      NodeId id = schedule[i].node;
+      int64_t bytes = plan.allocated[id];
+      if (schedule[i].kind == Event::Kind::Free) {
+        t.live -= bytes;
+        continue;
+      }
+      if (plan.needsChecks) {
+        bool invalid =
+            computed[id] && !(plan.flags[id] & ExecutorPlan::kRecomputable);
+        for (uint32_t k = plan.depStart[id]; k < plan.depStart[id + 1]; ++k)
+          invalid |= clobbered[plan.deps[k]] != 0;
+        if (invalid) {
+          e.valid = false;
+          return false;
+        }
+        computed[id] = 1;
+        if (plan.overwrites[id] >= 0)
+          clobbered[plan.overwrites[id]] = 1;
+      }
+      t.live += bytes;
+      e.cost += plan.cost[id];
+      ++e.computes;
+      int64_t during = t.live + plan.workspace[id];
+      e.peak = std::max(e.peak, during);
+      if (during > t.budget)
+        e.excess += static_cast<double>(during - t.budget);
+      if (e.excess >= t.cutoff.excess || e.cost >= t.cutoff.cost ||
+          e.peak > t.cutoff.peak) {
+        e.cut = true;
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /// Appends an event field by field: pushing a braced Event builds it on
+  /// the stack with a byte store and a word store and copies it with one
+  /// 8-byte load, which the store buffer cannot forward; that stall was
+  /// most of the executor's time.
+  void emit(Event::Kind kind, NodeId id) {
+    Event &e = schedule.emplace_back();
+    e.kind = kind;
+    e.node = id;
+  }
+
+  void compute(NodeId id) {
+    emit(Event::Kind::Compute, id);
+    resident[id] = 1;
+    live += plan.allocated[id];
+  }
+
+  /// Evicts cached values (the longest cached first) until computing
+  /// `id` fits under the cache limit, or none is left that no pending
+  /// computation needs. The live count here ignores the frees that
+  /// placeFrees() later moves earlier within the step, so it errs toward
+  /// evicting; the simulator measures the schedule either way.
+  void makeRoomFor(NodeId id) {
+    if (cacheLimit == kNoBudget || cache.empty())
+      return;
+    int64_t need = live + plan.allocated[id] + plan.workspace[id] - cacheLimit;
+    if (need <= 0)
+      return;
+    size_t keep = 0;
+    for (size_t k = 0; k < cache.size(); ++k) {
+      NodeId c = cache[k];
+      if (!resident[c])
+        continue; // freed at its last use since
+      if (need > 0 && pinned[c] == 0) {
+        need -= plan.allocated[c];
+        free(c);
+        continue;
+      }
+      cache[keep++] = c;
+    }
+    cache.resize(keep);
+  }
+
+  void pin(NodeId id) {
+    if (pinning)
+      ++pinned[id];
+  }
+
+  /// Makes `id` resident, recomputing it and what it needs. Recomputed
+  /// values stay until the consumer that asked for them has run, so two
+  /// operands that share an input do not recompute it twice.
+  void ensure(NodeId id) {
+    if (resident[id] || (plan.flags[id] & ExecutorPlan::kArgument))
+      return; // an overwritten argument is caught by the simulator
+    for (uint32_t k = plan.depStart[id]; k < plan.depStart[id + 1]; ++k) {
+      ensure(plan.deps[k]);
+      pin(plan.deps[k]);
+    }
+    makeRoomFor(id);
+    compute(id);
+    if (pinning)
+      for (uint32_t k = plan.depStart[id]; k < plan.depStart[id + 1]; ++k)
+        --pinned[plan.deps[k]];
+    transient.push_back(id);
+    if (!plan.holdsForRecompute)
+      return;
+    for (uint32_t k = plan.depStart[id]; k < plan.depStart[id + 1]; ++k)
+      if (holdsLeft[k] > 0) {
+        // This was one of the reads the input was held for; it leaves with
+        // the step's other transients once none is left.
+        --holdsLeft[k];
+        --remaining[plan.deps[k]];
+        transient.push_back(plan.deps[k]);
+      }
+  }
+
+  /// What freeAtLastUse does, within one step: a step's frees all follow
+  /// its computes and are of values a compute of the step touched, so only
+  /// steps that recomputed something have frees to move, and only within
+  /// the step. Each free moves right after the last compute that touched
+  /// its value, keeping the order of frees that land together.
+  void placeFrees(size_t start) {
+    // The step's body runs to its last compute (evictions may come between
+    // its computes); the frees after it are the ones to place.
+    size_t end = schedule.size(), bodyEnd = end;
+    while (bodyEnd > start && schedule[bodyEnd - 1].kind == Event::Kind::Free)
+      --bodyEnd;
+    size_t nBody = bodyEnd - start;
+    ++stamp;
+    for (size_t c = 0; c < nBody; ++c) {
+      if (schedule[start + c].kind != Event::Kind::Compute)
+        continue;
+      NodeId u = schedule[start + c].node;
+      touchedAt[u] = {stamp, static_cast<uint32_t>(c)};
+      for (uint32_t k = plan.depStart[u]; k < plan.depStart[u + 1]; ++k)
+        touchedAt[plan.deps[k]] = {stamp, static_cast<uint32_t>(c)};
+    }
+    // Counting sort of the frees by the compute they follow (stable).
+    count.assign(nBody, 0);
+    slots.resize(end - bodyEnd);
+    for (size_t f = bodyEnd; f < end; ++f) {
+      auto [when, at] = touchedAt[schedule[f].node];
+      uint32_t slot = when == stamp ? at : static_cast<uint32_t>(nBody - 1);
+      slots[f - bodyEnd] = slot;
+      ++count[slot];
+    }
+    window.assign(schedule.begin() + start, schedule.end());
+    size_t out = start;
+    for (size_t c = 0; c < nBody; ++c) {
+      schedule[out] = window[c];
+      uint32_t frees = count[c];
+      count[c] = static_cast<uint32_t>(out + 1); // where its frees go
+      out += 1 + frees;
+    }
+    for (size_t f = nBody; f < window.size(); ++f)
+      schedule[count[slots[f - nBody]]++] = window[f];
+  }
+
+  /// Takes back the frees of the step's recomputed Transient values
+  /// (`offers`) whose bytes fit under the cache limit from their free to
+  /// the end of the step, the latest freed first, and caches them.
+  void retainInCache(size_t start, int64_t liveBefore) {
+    size_t end = schedule.size();
+    // Bytes resident after each event of the step, and at each compute
+    // (with its workspace) what it holds while it runs.
+    held.resize(end - start);
+    int64_t at = liveBefore;
+    for (size_t k = start; k < end; ++k) {
+      NodeId u = schedule[k].node;
+      if (schedule[k].kind == Event::Kind::Free) {
+        at -= plan.allocated[u];
+        held[k - start] = at;
+      } else {
+        at += plan.allocated[u];
+        held[k - start] = at + plan.workspace[u];
+      }
+    }
+    for (NodeId t : offers)
+      offered[t] = 1;
+    // Walking back from the end: the most held from each event on, with the
+    // values taken back so far (all freed later than it) counted.
+    bool kept = false;
+    int64_t most = 0;
+    for (size_t k = end; k-- > start;) {
+      most = std::max(most, held[k - start]);
+      NodeId t = schedule[k].node;
+      if (schedule[k].kind != Event::Kind::Free || !offered[t] ||
+          most + plan.allocated[t] > cacheLimit)
+        continue;
+      most += plan.allocated[t];
+      schedule[k].node = -1; // taken back
+      resident[t] = 1;
+      live += plan.allocated[t];
+      cache.push_back(t);
+      kept = true;
+    }
+    for (NodeId t : offers)
+      offered[t] = 0;
+    if (kept)
+      schedule.erase(std::remove_if(schedule.begin() + start, schedule.end(),
+                                    [](const Event &e) { return e.node < 0; }),
+                     schedule.end());
+  }
+
+  void maybeFree(NodeId id) {
+    if (!resident[id] ||
+        (plan.flags[id] & (ExecutorPlan::kArgument | ExecutorPlan::kOutput)))
+      return;
+    if (remaining[id] == 0) {
+      free(id);
+      return;
+    }
+    // A dropped candidate leaves once its early uses are served; it is
+    // dropped once, and what comes back later follows its policy.
+    if ((*policy)[id] > Policy::Release && !dropped[id] &&
+        remainingEarly[id] == 0) {
+      dropped[id] = 1;
+      free(id);
+    }
+  }
+
+  void free(NodeId id) {
+    if (!resident[id])
+      return;
+    emit(Event::Kind::Free, id);
+    resident[id] = 0;
+    live -= plan.allocated[id];
+  }
+
+  const ExecutorPlan &plan;
+  const int64_t argumentBytes;
+  const std::vector<Policy> *policy = nullptr;
+  std::vector<char> resident, dropped, computed, clobbered;
+  /// Per input edge: recomputations of the reader that the input is still
+  /// held for.
+  std::vector<int32_t> holdsLeft;
+  std::vector<int32_t> remaining, remainingEarly;
+  std::vector<NodeId> transient, offers;
+  std::vector<char> offered;
+  std::vector<int64_t> held;
+  /// The cache (see setCacheLimit): Transient values kept after the step
+  /// that recomputed them, oldest first; entries freed since are skipped.
+  std::vector<NodeId> cache;
+  int64_t cacheLimit = kNoBudget;
+  /// Bytes resident, tracked for the cache.
+  int64_t live = 0;
+  /// Per value, the computations waiting for it (it is one of their
+  /// inputs, already made resident): the cache does not evict it.
+  std::vector<int32_t> pinned;
+  bool pinning = false;
+  Schedule schedule, window;
+  /// placeFrees' scratch: where in the current step each value was last
+  /// touched (valid when its stamp is the step's).
+  std::vector<std::pair<uint32_t, uint32_t>> touchedAt;
+  uint32_t stamp = 0;
+  std::vector<uint32_t> slots, count;
+  /// remember()'s states (the first snapshotCount are current).
+  std::vector<Snapshot> snapshots;
+  size_t snapshotCount = 0, snapshotEvery = 1;
+  int64_t rememberedBudget = 0;
+  bool recording = false;
+  std::vector<uint32_t> edges;
+};
+
+} // namespace remat::detail
+
+#endif // REMAT_LIB_REMAT_EXECUTOR_H
