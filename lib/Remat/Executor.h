@@ -505,19 +505,20 @@ private:
     int64_t need = live + plan.allocated[id] + plan.workspace[id] - cacheLimit;
     if (need <= 0)
       return;
-    size_t keep = 0;
-    for (size_t k = 0; k < cache.size(); ++k) {
+    size_t keep = 0, k = 0;
+    for (; k < cache.size() && need > 0; ++k) {
       NodeId c = cache[k];
       if (!resident[c])
         continue; // freed at its last use since
-      if (need > 0 && pinned[c] == 0) {
+      if (pinned[c] == 0) {
         need -= plan.allocated[c];
         free(c);
         continue;
       }
       cache[keep++] = c;
     }
-    cache.resize(keep);
+    // The rest stays as it is (entries freed since go on a later pass).
+    cache.erase(cache.begin() + keep, cache.begin() + k);
   }
 
   void pin(NodeId id) {
