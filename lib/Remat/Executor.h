@@ -246,7 +246,7 @@ public:
     remaining = snap.remaining;
     remainingEarly = snap.remainingEarly;
     cache = snap.cache;
-    live = snap.cacheLive;
+    live = snap.live;
     if (plan.needsChecks) {
       computed = snap.computed;
       clobbered = snap.clobbered;
@@ -295,7 +295,6 @@ private:
     std::vector<char> resident, dropped, computed, clobbered;
     std::vector<int32_t> remaining, remainingEarly, holdsLeft;
     std::vector<NodeId> cache;
-    int64_t cacheLive;
   };
 
   /// The reads of the input on edge `k` (reader v, input d) that d is held
@@ -332,7 +331,6 @@ private:
     if (plan.holdsForRecompute)
       s.holdsLeft = holdsLeft;
     s.cache = cache;
-    s.cacheLive = live;
   }
 
   void execute(const std::vector<Policy> &p, Tally *tally) {

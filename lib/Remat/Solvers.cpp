@@ -591,9 +591,11 @@ static int64_t scaledBudget(int64_t budget, double fraction) {
 /// target, or one that failed, may still fit it).
 static SolveResult greedyAnswer(const Graph &graph, int64_t target,
                                 int64_t budget, GreedyScoring scoring,
-                                std::vector<Policy> *policy = nullptr) {
+                                std::vector<Policy> *policy = nullptr,
+                                bool uncached = false) {
   GreedyFrom from;
   from.policy = policy;
+  from.uncached = uncached;
   SolveResult r = greedyRun(graph, target, nullptr, scoring, from);
   r.feasible = r.peakBytes >= 0 && r.peakBytes <= budget;
   return r;
@@ -939,8 +941,9 @@ remat::detail::pinningThenAnnealing(const Graph &graph, int64_t budget,
 
 /// Recovers the policies behind a greedy schedule from how often each
 /// candidate is computed: once means Keep, twice Recompute, more Transient
-/// (a Transient value with one backward use reads as Recompute, which
-/// schedules it the same way). Used to continue from greedy's answer.
+/// (a Transient value computed twice reads as Recompute, which keeps it to
+/// its last use where the cache might not: the caller checks that the
+/// policies reproduce the answer). Used to continue from greedy's answer.
 static std::vector<Policy> policiesOf(const Graph &graph,
                                       const Schedule &schedule) {
   std::vector<int> computes(graph.size(), 0);
@@ -1027,15 +1030,11 @@ static SolveResult solveAutoCarrying(const Graph &graph, int64_t budget,
   // Greedy's path with the cache of recomputed values differs from its
   // path without; on small training graphs the run without is one more
   // start (MobileNet: 4 of 32 budgets cheaper, none dearer).
-  if (tiny && hasBackward(graph)) {
-    GreedyFrom from;
-    from.uncached = true;
-    from.policy = &policies.emplace_back();
-    SolveResult r =
-        greedyRun(graph, budget, nullptr, GreedyScoring::Bound, from);
-    r.feasible = r.peakBytes >= 0 && r.peakBytes <= budget;
-    answers.push_back(std::move(r));
-  }
+  bool training = hasBackward(graph);
+  if (tiny && training)
+    answers.push_back(greedyAnswer(graph, budget, budget, GreedyScoring::Bound,
+                                   &policies.emplace_back(),
+                                   /*uncached=*/true));
   // Where greedy answers from its ladder, so does auto, even when another
   // answer fits, to stay at least as good. The ladder with exact scoring
   // is for budgets nothing else reaches (and on small graphs for its
@@ -1044,7 +1043,6 @@ static SolveResult solveAutoCarrying(const Graph &graph, int64_t budget,
   // it aims at, and the ladder's runs, budget-independent, often hold a
   // cheaper one wherever greedy's run got stuck (Moccasin's n1000 at 0.665
   // of its peak: 4.57x without them, 3.97x with them).
-  bool training = hasBackward(graph);
   if (!runs.fits || tiny || (runs.retried && !training))
     runLadder(GreedyScoring::Bound);
   bool anyFits = std::any_of(answers.begin(), answers.end(),

@@ -816,7 +816,8 @@ int main(int argc, char **argv) {
   registerPassManagerCLOptions();
   mlir::remat::registerAllPasses();
   // --help lists the compiler's options and MLIR's (IR printing, timing);
-  // LLVM's backend options stay reachable through --help-hidden.
+  // LLVM's backend options stay reachable through --help-hidden (which
+  // cl::HideUnrelatedOptions would hide them from too).
   for (auto &entry : cl::getRegisteredOptions()) {
     cl::Option *option = entry.second;
     bool shown = entry.first.starts_with("mlir-") ||
