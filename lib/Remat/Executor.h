@@ -190,6 +190,15 @@ public:
     return schedule;
   }
 
+  /// Whether evaluate() keeps the events of the whole schedule (events()),
+  /// instead of dropping each step's once it is accounted for.
+  void keepEvents(bool keep) { keeping = keep; }
+
+  /// The schedule of the last run(), or of the last evaluate() while
+  /// keepEvents() is on: what run() would return for the same policies,
+  /// where that evaluation was valid and not cut.
+  const Schedule &events() const { return schedule; }
+
   /// What simulate(graph, run(p), budget) reports, unless the evaluation
   /// reaches `cutoff` (excess or cost at least its own, or a peak above
   /// its own) first: then it stops there with `cut` set.
@@ -343,7 +352,7 @@ private:
     remainingEarly.assign(plan.remainingEarly.begin(),
                           plan.remainingEarly.end());
     schedule.clear();
-    schedule.reserve(tally ? 64 : n * 3);
+    schedule.reserve(tally && !keeping ? 64 : n * 3);
     cache.clear();
     live = argumentBytes;
     pinned.assign(n, 0);
@@ -429,7 +438,8 @@ private:
       if (tally) {
         if (!account(stepStart, *tally))
           return;
-        schedule.clear();
+        if (!keeping)
+          schedule.clear();
       }
     }
   }
@@ -696,7 +706,7 @@ private:
   std::vector<Snapshot> snapshots;
   size_t snapshotCount = 0, snapshotEvery = 1;
   int64_t rememberedBudget = 0;
-  bool recording = false;
+  bool recording = false, keeping = false;
   std::vector<uint32_t> edges;
 };
 

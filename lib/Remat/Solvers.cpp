@@ -315,10 +315,16 @@ static SolveResult greedyRun(const Graph &graph, int64_t budget,
   // of the work, the backward pass, would run again anyway: remembering
   // costs more than it saves.)
   bool resume = plan.holdsForRecompute;
+  // Otherwise the evaluations keep their events: the pressure maps below
+  // need the schedule of the policies just taken, which the evaluation
+  // that took them has made (a run of its own was a seventh of the work).
+  executor.keepEvents(!resume);
   Evaluated current = resume ? executor.remember(policy, budget)
                              : executor.evaluate(policy, budget);
   work += current.computes;
   bool remembered = true;
+  // Whether executor.events() is the schedule of `policy`.
+  bool eventsCurrent = !resume && current.valid && !current.cut;
   auto evaluateMove = [&](NodeId c, Policy p, const Cutoff &cutoff) {
     if (resume && !remembered) {
       executor.remember(policy, budget);
@@ -330,7 +336,17 @@ static SolveResult greedyRun(const Graph &graph, int64_t budget,
                          : executor.evaluate(policy, budget, cutoff);
     policy[c] = old;
     work += e.computes;
+    eventsCurrent = false;
     return e;
+  };
+  // The schedule of `policy`, run again only where the last evaluation was
+  // of other policies.
+  auto scheduleNow = [&]() -> const Schedule & {
+    if (!eventsCurrent) {
+      executor.run(policy);
+      eventsCurrent = true;
+    }
+    return executor.events();
   };
   if (trajectory)
     trajectory->push_back(policy);
@@ -373,7 +389,7 @@ static SolveResult greedyRun(const Graph &graph, int64_t budget,
   bool fresh = false; // the heap holds every move keyed at this state
   while (current.peak > budget && work <= kGreedyWorkPerNode * n) {
     if (!pressure)
-      pressure.emplace(graph, executor.run(policy), budget);
+      pressure.emplace(graph, scheduleNow(), budget);
     if (heap.empty()) {
       if (fresh)
         break; // no move lowers the excess
@@ -412,6 +428,7 @@ static SolveResult greedyRun(const Graph &graph, int64_t budget,
     }
     policy[top.node] = top.policy;
     current = e;
+    eventsCurrent = !resume; // taken moves are valid and not cut
     remembered = false;
     pressure.reset();
     fresh = false;
@@ -437,7 +454,7 @@ static SolveResult greedyRun(const Graph &graph, int64_t budget,
         if (p != Policy::Keep && !allowed(c, p))
           continue;
         if (!profile)
-          profile.emplace(graph, executor.run(policy), budget);
+          profile.emplace(graph, scheduleNow(), budget);
         // Kept, the value is resident across all its gaps; recomputed,
         // across those after its early uses. (Released, it depends on what
         // else is dropped: always tried.)
@@ -452,6 +469,7 @@ static SolveResult greedyRun(const Graph &graph, int64_t budget,
         if (!e.cut && e.valid && e.peak <= budget && e.cost < current.cost) {
           policy[c] = p;
           current = e;
+          eventsCurrent = !resume;
           old = p;
           remembered = false;
           profile.reset();
