@@ -23,9 +23,16 @@ SolveResult solveMilp(const Graph &graph, int64_t budget,
 int resumedEvaluationMismatches(const Graph &graph, unsigned seed, int trials);
 
 /// Test hook: one greedy run at `budget`, and the pinning search from its
-/// answer, run until a whole cycle of pins finds nothing cheaper.
+/// answer (unpinning first on training graphs), run until a whole cycle
+/// finds nothing cheaper.
 std::pair<SolveResult, SolveResult> greedyThenPinning(const Graph &graph,
                                                       int64_t budget);
+
+/// Test hook: greedy's run at `budget` and the pinning search from its
+/// answer without unpinning, run to the end; and the unpinning search from
+/// there, run to the end.
+std::pair<SolveResult, SolveResult> pinningThenUnpinning(const Graph &graph,
+                                                         int64_t budget);
 
 /// Test hook: the pinning search's answer as greedyThenPinning finds it,
 /// and the annealing search from there after `evaluations` evaluations.

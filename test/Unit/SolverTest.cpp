@@ -579,6 +579,17 @@ TEST(Auto, PinningNeverRaisesTheCostAndOftenLowersIt) {
   EXPECT_GT(lowered, runs / 4) << lowered << " of " << runs;
 }
 
+TEST(Auto, UnpinningFindsWhatPinningDoesNot) {
+  // From the pinning search's local optimum (run to the end, without
+  // unpinning), unpinning: within the budget, never dearer, and cheaper at
+  // some budgets (a value dropped so that several others can be kept, the
+  // move pinning makes the other way round).
+  int runs, lowered;
+  checkLocalSearch(detail::pinningThenUnpinning, runs, lowered);
+  EXPECT_GT(runs, 30);
+  EXPECT_GT(lowered, runs / 6) << lowered << " of " << runs;
+}
+
 TEST(Auto, AnnealingNeverRaisesTheCostAndOftenLowersIt) {
   // The annealing search auto runs when granted extra time, here bounded
   // by a count of evaluations (reproducible), from the pinning search's
