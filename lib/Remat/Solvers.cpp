@@ -260,7 +260,7 @@ struct GreedyFrom {
   const std::vector<Policy> *start = nullptr;
   /// A value whose policy it keeps (the one a pinning search keeps or
   /// drops), or -1.
-  NodeId pinned = -1;
+  NodeId fixed = -1;
   /// Out: the policies of its answer, and the computations it simulated.
   std::vector<Policy> *policy = nullptr;
   int64_t *work = nullptr;
@@ -292,7 +292,7 @@ static SolveResult greedyRun(const Graph &graph, int64_t budget,
     computesLate[c] = 1;
   // Release and Late: values of graphs without a backward pass.
   auto allowed = [&](NodeId c, Policy p) -> bool {
-    if (c == from.pinned)
+    if (c == from.fixed)
       return false;
     return p == Policy::Late || p == Policy::Release ? computesLate[c]
                                                      : dropsAfterEarlyUse[c];
@@ -439,7 +439,7 @@ static SolveResult greedyRun(const Graph &graph, int64_t budget,
   if (current.peak <= budget) {
     std::vector<NodeId> moved;
     for (NodeId c : candidates)
-      if (policy[c] != Policy::Keep && c != from.pinned)
+      if (policy[c] != Policy::Keep && c != from.fixed)
         moved.push_back(c);
     std::sort(moved.begin(), moved.end(), [&](NodeId a, NodeId b) {
       return graph.node(a).cost > graph.node(b).cost;
@@ -584,8 +584,9 @@ constexpr int64_t kPinningWorkPerNode = 3000;
 constexpr int64_t kSmallGraphPinningWork = 30000;
 
 /// The share of the pinning search's work its unpinning may spend (see
-/// improveByPinning); the pins get the rest. Half: on ResNet50's six
-/// smallest budgets, 0.7 was dearer at two, cheaper at none.
+/// improveByPinning); the pins get the rest. Half: on ResNet50's 32 sweep
+/// budgets, 0.7 was dearer at two (0.113 and 0.171 of its peak), cheaper
+/// at none.
 constexpr double kUnpinShare = 0.5;
 
 /// On graphs up to kSmallGraphNodes, the pinning search also starts from
@@ -765,7 +766,7 @@ struct PinningSearch {
     std::vector<Policy> result;
     GreedyFrom from;
     from.start = &start;
-    from.pinned = fixed;
+    from.fixed = fixed;
     from.policy = &result;
     from.work = &work;
     SolveResult r =
@@ -816,7 +817,7 @@ struct PinningSearch {
   /// now fit. Pinning trades one kept value for several dropped ones and
   /// does not reach these: at ResNet50's smallest budget the cheapest
   /// schedules found recompute the stem's large, cheap activations from the
-  /// input and keep more of the blocks after it. The checkpoint candidates
+  /// input and the blocks after it less often. The checkpoint candidates
   /// in turn, the most bytes per unit of compute first (the drops most
   /// likely to make room), until a whole cycle finds nothing cheaper or the
   /// work reaches `maxWork`.
