@@ -174,7 +174,8 @@ public:
     cacheLimit = plan.holdsForRecompute ? kNoBudget : limit;
   }
 
-  Schedule run(const std::vector<Policy> &p) {
+  /// The schedule of `p` (valid until the executor's next run).
+  const Schedule &run(const std::vector<Policy> &p) {
     execute(p, nullptr);
     return schedule;
   }
@@ -191,7 +192,8 @@ public:
   }
 
   /// Whether evaluate() keeps the events of the whole schedule (events()),
-  /// instead of dropping each step's once it is accounted for.
+  /// instead of dropping each step's once it is accounted for. Not with
+  /// evaluateChanged(), whose events start where it resumes.
   void keepEvents(bool keep) { keeping = keep; }
 
   /// The schedule of the last run(), or of the last evaluate() while

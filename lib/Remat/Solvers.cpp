@@ -343,11 +343,10 @@ static SolveResult greedyRun(const Graph &graph, int64_t budget,
   // The schedule of `policy`, run again only where the last evaluation was
   // of other policies.
   auto scheduleNow = [&]() -> const Schedule & {
-    if (!eventsCurrent) {
-      executor.run(policy);
-      eventsCurrent = true;
-    }
-    return executor.events();
+    if (eventsCurrent)
+      return executor.events();
+    eventsCurrent = true;
+    return executor.run(policy);
   };
   if (trajectory)
     trajectory->push_back(policy);
@@ -993,20 +992,23 @@ improveByAnnealing(const Graph &graph, int64_t budget,
   return finish(graph, scheduleFromPolicies(graph, policy, budget), budget);
 }
 
-/// Greedy's run at `budget` and the pinning search from its answer, run
-/// until a whole cycle of pins finds nothing cheaper; `policy` ends as the
-/// latter's policies. The test hooks' common start.
+/// Greedy's run at `budget` and the pinning search from its answer (with
+/// `unpinShare` of unbounded work to unpin first), run until a whole cycle
+/// finds nothing cheaper; `policy` ends as the latter's policies. The test
+/// hooks' common start.
 static std::pair<SolveResult, SolveResult>
 greedyThenPinningFrom(const Graph &graph, int64_t budget,
-                      std::vector<Policy> &policy) {
+                      std::vector<Policy> &policy,
+                      double unpinShare = kUnpinShare) {
   GreedyFrom from;
   from.policy = &policy;
   SolveResult greedy =
       greedyRun(graph, budget, nullptr, GreedyScoring::Bound, from);
   if (!greedy.feasible)
     return {greedy, greedy};
-  SolveResult pinned = improveByPinning(graph, budget, policy, greedy,
-                                        std::numeric_limits<int64_t>::max());
+  SolveResult pinned =
+      improveByPinning(graph, budget, policy, greedy,
+                       std::numeric_limits<int64_t>::max(), unpinShare);
   return {greedy, pinned};
 }
 
@@ -1018,18 +1020,13 @@ remat::detail::greedyThenPinning(const Graph &graph, int64_t budget) {
 
 std::pair<SolveResult, SolveResult>
 remat::detail::pinningThenUnpinning(const Graph &graph, int64_t budget) {
-  GreedyFrom from;
   std::vector<Policy> policy;
-  from.policy = &policy;
-  SolveResult greedy =
-      greedyRun(graph, budget, nullptr, GreedyScoring::Bound, from);
-  if (!greedy.feasible)
-    return {greedy, greedy};
-  constexpr int64_t unbounded = std::numeric_limits<int64_t>::max();
   SolveResult pinned =
-      improveByPinning(graph, budget, policy, greedy, unbounded, 0.0);
+      greedyThenPinningFrom(graph, budget, policy, /*unpinShare=*/0.0).second;
+  if (!pinned.feasible)
+    return {pinned, pinned};
   PinningSearch search{graph, budget, policy, pinned};
-  search.unpin(unbounded);
+  search.unpin(std::numeric_limits<int64_t>::max());
   return {pinned, std::move(search.answer)};
 }
 
