@@ -34,6 +34,16 @@ std::pair<SolveResult, SolveResult> greedyThenPinning(const Graph &graph,
 std::pair<SolveResult, SolveResult> pinningThenUnpinning(const Graph &graph,
                                                          int64_t budget);
 
+/// Test hook: greedy's run at `budget` and the pinning search from its
+/// answer (no unpinning) with `maxWork` simulated computations, its pins
+/// giving up early in training graphs or not.
+struct PinningRun {
+  SolveResult answer;
+  int pins;
+};
+PinningRun pinningWithWork(const Graph &graph, int64_t budget, int64_t maxWork,
+                           bool giveUp);
+
 /// Test hook: the pinning search's answer as greedyThenPinning finds it,
 /// and the annealing search from there after `evaluations` evaluations.
 std::pair<SolveResult, SolveResult>

@@ -266,6 +266,9 @@ struct GreedyFrom {
   int64_t *work = nullptr;
   /// Schedules without the cache of recomputed values.
   bool uncached = false;
+  /// A cost at which the run gives up (a pinning search's answer so far):
+  /// a move that reaches it ends the run, undos and all.
+  double ceiling = std::numeric_limits<double>::infinity();
 };
 } // namespace
 
@@ -387,6 +390,7 @@ static SolveResult greedyRun(const Graph &graph, int64_t budget,
   std::priority_queue<Move> heap;
   std::optional<PressureMap> pressure;
   bool fresh = false; // the heap holds every move keyed at this state
+  bool gaveUp = false;
   while (current.peak > budget && work <= kGreedyWorkPerNode * n) {
     if (!pressure)
       pressure.emplace(graph, scheduleNow(), budget);
@@ -428,6 +432,11 @@ static SolveResult greedyRun(const Graph &graph, int64_t budget,
     }
     policy[top.node] = top.policy;
     current = e;
+    // Moves only add cost, and the undos rarely take back much of it.
+    if (current.cost >= from.ceiling) {
+      gaveUp = true;
+      break;
+    }
     eventsCurrent = !resume; // taken moves are valid and not cut
     remembered = false;
     pressure.reset();
@@ -435,7 +444,7 @@ static SolveResult greedyRun(const Graph &graph, int64_t budget,
     if (trajectory)
       trajectory->push_back(policy);
   }
-  if (current.peak <= budget) {
+  if (current.peak <= budget && !gaveUp) {
     std::vector<NodeId> moved;
     for (NodeId c : candidates)
       if (policy[c] != Policy::Keep && c != from.fixed)
@@ -587,6 +596,19 @@ constexpr int64_t kSmallGraphPinningWork = 30000;
 /// budgets, 0.7 was dearer at two (0.113 and 0.171 of its peak), cheaper
 /// at none.
 constexpr double kUnpinShare = 0.5;
+
+/// In training graphs a pin's greedy run gives up once its drops cost this
+/// share of the answer's extra compute more than the answer: its undos
+/// rarely take back that much (on ResNet50 at 0.113 of its peak, at most
+/// 4% of the extra compute, mostly nothing), and a failing pin's drops
+/// were most of the search's work: at 0.113, 0.142 and 0.199 of ResNet50's
+/// peak 48, 53 and 91 pins fit where 21, 29 and 75 did. 0 made small graphs,
+/// whose searches end before their work bound, dearer at 6 sweep budgets
+/// (resnet at 0.471: 1.0370x -> 1.0452x); 0.02 made random training graphs
+/// dearer more often than cheaper; 0.1 lost ResNet50's gains. Without a
+/// backward pass the undos (Release, Late) matter more: Moccasin's graphs were
+/// dearer at a third of the budgets changed.
+constexpr double kPinGiveUpMargin = 0.05;
 
 /// On graphs up to kSmallGraphNodes, the pinning search also starts from
 /// this many more of auto's answers, the cheapest distinct ones.
@@ -758,12 +780,22 @@ struct PinningSearch {
   std::vector<Policy> &policy;
   SolveResult answer;
   int64_t work = 0;
+  /// Pins in training graphs give up early (kPinGiveUpMargin).
+  bool giveUp = true;
+  /// Pins tried.
+  int pins = 0;
 
   /// Greedy from `start`, where `fixed` keeps its policy; true (and the new
-  /// answer taken) if it is cheaper.
-  bool improveFrom(const std::vector<Policy> &start, NodeId fixed) {
+  /// answer taken) if it is cheaper. With `giveUp` (pins in training
+  /// graphs), greedy stops where its drops alone cost kPinGiveUpMargin of
+  /// the answer's extra compute more than the answer.
+  bool improveFrom(const std::vector<Policy> &start, NodeId fixed,
+                   bool giveUp) {
     std::vector<Policy> result;
     GreedyFrom from;
+    if (giveUp)
+      from.ceiling =
+          answer.cost + kPinGiveUpMargin * (answer.cost - graph.baselineCost());
     from.start = &start;
     from.fixed = fixed;
     from.policy = &result;
@@ -798,13 +830,15 @@ struct PinningSearch {
       return dropped;
     };
     std::vector<NodeId> dropped = droppedOf();
+    bool early = giveUp && hasBackward(graph);
     size_t sinceImproved = 0, next = 0;
     while (work < maxWork && sinceImproved < dropped.size()) {
       NodeId v = dropped[next++ % dropped.size()];
       ++sinceImproved;
       std::vector<Policy> start = policy;
       start[v] = Policy::Keep;
-      if (improveFrom(start, v)) {
+      ++pins;
+      if (improveFrom(start, v, early)) {
         dropped = droppedOf();
         sinceImproved = 0;
       }
@@ -836,7 +870,8 @@ struct PinningSearch {
       for (Policy p : {Policy::Transient, Policy::Recompute}) {
         std::vector<Policy> start = policy;
         start[v] = p;
-        if (improveFrom(start, v)) {
+        // Its start costs more than the answer: the undos must win it back.
+        if (improveFrom(start, v, /*giveUp=*/false)) {
           sinceImproved = 0;
           break;
         }
@@ -1028,6 +1063,23 @@ remat::detail::pinningThenUnpinning(const Graph &graph, int64_t budget) {
   PinningSearch search{graph, budget, policy, pinned};
   search.unpin(std::numeric_limits<int64_t>::max());
   return {pinned, std::move(search.answer)};
+}
+
+remat::detail::PinningRun remat::detail::pinningWithWork(const Graph &graph,
+                                                         int64_t budget,
+                                                         int64_t maxWork,
+                                                         bool giveUp) {
+  std::vector<Policy> policy;
+  GreedyFrom from;
+  from.policy = &policy;
+  SolveResult greedy =
+      greedyRun(graph, budget, nullptr, GreedyScoring::Bound, from);
+  if (!greedy.feasible)
+    return {greedy, 0};
+  PinningSearch search{graph, budget, policy, greedy};
+  search.giveUp = giveUp;
+  search.pin(maxWork);
+  return {std::move(search.answer), search.pins};
 }
 
 std::pair<SolveResult, SolveResult>
