@@ -34,6 +34,11 @@ std::pair<SolveResult, SolveResult> greedyThenPinning(const Graph &graph,
 std::pair<SolveResult, SolveResult> pinningThenUnpinning(const Graph &graph,
                                                          int64_t budget);
 
+/// Test hook: pinningThenUnpinning's answer, and the promotion of groups
+/// from there, run to the end.
+std::pair<SolveResult, SolveResult> unpinningThenPromoting(const Graph &graph,
+                                                           int64_t budget);
+
 /// Test hook: greedy's run at `budget` and the pinning search from its
 /// answer (no unpinning) with `maxWork` simulated computations, its pins
 /// giving up early in training graphs or not.
