@@ -597,8 +597,9 @@ constexpr int64_t kSmallGraphPinningWork = 30000;
 /// at none.
 constexpr double kUnpinShare = 0.5;
 
-/// The share of a pinning search's default work its group promotions may
-/// spend first (PinningSearch::promote), on graphs of every size.
+/// The share of the pinning search's work its group promotions may spend
+/// first (PinningSearch::promote): of kPinningWorkPerNode per node, also on
+/// small graphs, whose own bound is ten times that.
 constexpr double kPromoteShare = 0.15;
 
 /// In training graphs a pin's greedy run gives up once its drops cost this
@@ -606,9 +607,10 @@ constexpr double kPromoteShare = 0.15;
 /// rarely take back that much (on ResNet50 at 0.113 of its peak, at most
 /// 4% of the extra compute, mostly nothing), and a failing pin's drops
 /// were most of the search's work: at 0.113, 0.142 and 0.199 of ResNet50's
-/// peak 48, 53 and 91 pins fit where 21, 29 and 75 did. 0 made small graphs,
-/// whose searches end before their work bound, dearer at 6 sweep budgets
-/// (resnet at 0.471: 1.0370x -> 1.0452x); 0.02 made random training graphs
+/// peak 48, 53 and 91 pins fit where 21, 29 and 75 did. 0 made the graphs
+/// whose searches end before their work bound (MobileNet, resnet, gpt)
+/// dearer at 7 sweep budgets (resnet at 0.471: 1.0370x -> 1.0452x) and
+/// ResNet50 at one; 0.02 made random training graphs
 /// dearer more often than cheaper; 0.1 lost ResNet50's gains. Without a
 /// backward pass the undos (Release, Late) matter more: Moccasin's graphs were
 /// dearer at a third of the budgets changed.
