@@ -607,7 +607,9 @@ constexpr double kPromoteShare = 0.15;
 /// rarely take back that much (on ResNet50 at 0.113 of its peak, at most
 /// 4% of the extra compute, mostly nothing), and a failing pin's drops
 /// were most of the search's work: at 0.113, 0.142 and 0.199 of ResNet50's
-/// peak 48, 53 and 91 pins fit where 21, 29 and 75 did. 0 made the graphs
+/// peak 48, 53 and 91 pins fit where 21, 29 and 75 did (before the group
+/// promotions, which now take some of the work: 48, 52 and 51). 0 made the
+/// graphs
 /// whose searches end before their work bound (MobileNet, resnet, gpt)
 /// dearer at 7 sweep budgets (resnet at 0.471: 1.0370x -> 1.0452x) and
 /// ResNet50 at one; 0.02 made random training graphs
@@ -870,34 +872,41 @@ struct PinningSearch {
         std::vector<char> seen(graph.size(), 0);
         for (NodeId v = 0; v < static_cast<NodeId>(graph.size()) && !improved &&
                            work < maxWork;
-             ++v) {
-          if (policy[v] != from || seen[v])
-            continue;
-          std::vector<Policy> start = policy;
-          std::vector<NodeId> stack = {v};
-          seen[v] = 1;
-          while (!stack.empty()) {
-            NodeId x = stack.back();
-            stack.pop_back();
-            start[x] = to;
-            auto visit = [&](NodeId y) {
-              if (policy[y] == from && !seen[y]) {
-                seen[y] = 1;
-                stack.push_back(y);
-              }
-            };
-            for (NodeId y : graph.deps(x))
-              visit(y);
-            for (NodeId y : graph.users(x))
-              visit(y);
-          }
-          // Like a pin, its start is cheaper than the answer: give up where
-          // greedy's drops pass it (unet at 0.426 of its peak: 1.3521x ->
-          // 1.3340x, what annealing finds; no sweep budget dearer).
-          improved = improveFrom(start, -1, /*giveUp=*/true);
-        }
+             ++v)
+          if (policy[v] == from && !seen[v])
+            // Like a pin, its start is cheaper than the answer: give up
+            // where greedy's drops pass it (unet at 0.426 of its peak:
+            // 1.3521x -> 1.3340x, what annealing finds; no sweep budget
+            // dearer).
+            improved = improveFrom(promoted(v, to, seen), -1, /*giveUp=*/true);
       }
     }
+  }
+
+  /// The answer's policies with `v`'s group (the values connected to it
+  /// through inputs and users that have its policy) set to `to`, each
+  /// marked in `seen`.
+  std::vector<Policy> promoted(NodeId v, Policy to, std::vector<char> &seen) {
+    Policy from = policy[v];
+    std::vector<Policy> start = policy;
+    std::vector<NodeId> stack = {v};
+    seen[v] = 1;
+    auto visit = [&](NodeId y) {
+      if (policy[y] == from && !seen[y]) {
+        seen[y] = 1;
+        stack.push_back(y);
+      }
+    };
+    while (!stack.empty()) {
+      NodeId x = stack.back();
+      stack.pop_back();
+      start[x] = to;
+      for (NodeId y : graph.deps(x))
+        visit(y);
+      for (NodeId y : graph.users(x))
+        visit(y);
+    }
+    return start;
   }
 
   /// The other way round (training graphs): drop one value the answer
@@ -1125,29 +1134,36 @@ remat::detail::greedyThenPinning(const Graph &graph, int64_t budget) {
   return greedyThenPinningFrom(graph, budget, policy);
 }
 
+/// The pinning search without unpinning run to its end (its answer in
+/// `pinned`), then, where that fits, the unpinning search from there run
+/// to its end: the later hooks' common start.
+static PinningSearch pinnedThenUnpinned(const Graph &graph, int64_t budget,
+                                        std::vector<Policy> &policy,
+                                        SolveResult &pinned) {
+  pinned =
+      greedyThenPinningFrom(graph, budget, policy, /*unpinShare=*/0.0).second;
+  PinningSearch search{graph, budget, policy, pinned};
+  if (pinned.feasible)
+    search.unpin(std::numeric_limits<int64_t>::max());
+  return search;
+}
+
 std::pair<SolveResult, SolveResult>
 remat::detail::pinningThenUnpinning(const Graph &graph, int64_t budget) {
   std::vector<Policy> policy;
-  SolveResult pinned =
-      greedyThenPinningFrom(graph, budget, policy, /*unpinShare=*/0.0).second;
-  if (!pinned.feasible)
-    return {pinned, pinned};
-  PinningSearch search{graph, budget, policy, pinned};
-  search.unpin(std::numeric_limits<int64_t>::max());
-  return {pinned, std::move(search.answer)};
+  SolveResult pinned;
+  PinningSearch search = pinnedThenUnpinned(graph, budget, policy, pinned);
+  return {std::move(pinned), std::move(search.answer)};
 }
 
 std::pair<SolveResult, SolveResult>
 remat::detail::unpinningThenPromoting(const Graph &graph, int64_t budget) {
   std::vector<Policy> policy;
-  SolveResult pinned =
-      greedyThenPinningFrom(graph, budget, policy, /*unpinShare=*/0.0).second;
-  if (!pinned.feasible)
-    return {pinned, pinned};
-  PinningSearch search{graph, budget, policy, pinned};
-  search.unpin(std::numeric_limits<int64_t>::max());
+  SolveResult pinned;
+  PinningSearch search = pinnedThenUnpinned(graph, budget, policy, pinned);
   SolveResult unpinned = search.answer;
-  search.promote(std::numeric_limits<int64_t>::max());
+  if (unpinned.feasible)
+    search.promote(std::numeric_limits<int64_t>::max());
   return {std::move(unpinned), std::move(search.answer)};
 }
 
