@@ -14,8 +14,10 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cmath>
 #include <map>
 #include <optional>
 #include <queue>
@@ -44,6 +46,42 @@ static bool number(const llvm::json::Object &o, llvm::StringRef key,
     return true;
   }
   return false;
+}
+
+/// Sizes are whole bytes, each at most 2^53 (what a JSON number holds
+/// exactly), and together at most 2^62, so that no sum the simulator forms
+/// (a peak, a budget a little above it) can overflow 64 bits.
+constexpr double kMaxBytes = 9007199254740992.0;         // 2^53
+constexpr double kMaxTotalBytes = 4611686018427387904.0; // 2^62
+
+static bool wholeNumber(double v, double limit) {
+  return std::isfinite(v) && v == std::floor(v) && std::fabs(v) <= limit;
+}
+
+/// An optional field: absent, or of the right type (a wrong one is an
+/// error, not the default).
+static bool optionalBool(const llvm::json::Object &o, llvm::StringRef key,
+                         bool &out) {
+  const llvm::json::Value *v = o.get(key);
+  if (!v)
+    return true;
+  if (auto b = v->getAsBoolean()) {
+    out = *b;
+    return true;
+  }
+  return false;
+}
+
+static bool optionalWhole(const llvm::json::Object &o, llvm::StringRef key,
+                          int64_t &out) {
+  const llvm::json::Value *v = o.get(key);
+  if (!v)
+    return true;
+  std::optional<double> d = v->getAsNumber();
+  if (!d || !wholeNumber(*d, kMaxBytes))
+    return false;
+  out = static_cast<int64_t>(*d);
+  return true;
 }
 
 bool remat::parseGraph(const std::string &text, GraphFile &out,
@@ -98,6 +136,20 @@ bool remat::parseGraph(const std::string &text, GraphFile &out,
       error = where + " has a negative size or cost";
       return false;
     }
+    if (!wholeNumber(id, kMaxBytes)) {
+      error = where + ": '" + idKey + "' must be a whole number";
+      return false;
+    }
+    if (!std::isfinite(cost)) {
+      error = where + ": '" + costKey + "' must be a finite number";
+      return false;
+    }
+    if (!wholeNumber(bytes, kMaxBytes) || !wholeNumber(resident, kMaxBytes)) {
+      error = where +
+              ": sizes must be whole numbers of bytes, at most 2^53 ('" +
+              bytesKey + "'" + (moccasin ? ", 'param_cost'" : "") + ")";
+      return false;
+    }
     if (!indexOf.emplace(static_cast<int64_t>(id), i).second) {
       error = where + " repeats id " + std::to_string((int64_t)id);
       return false;
@@ -116,11 +168,22 @@ bool remat::parseGraph(const std::string &text, GraphFile &out,
         return false;
       }
       r.backward = *backward;
-      r.argument = n->getBoolean("argument").value_or(false);
-      r.output = n->getBoolean("output").value_or(false);
-      r.recomputable = n->getBoolean("recomputable").value_or(true);
-      r.overwrites = n->getInteger("overwrites").value_or(-1);
-      r.workspace = n->getInteger("workspace").value_or(0);
+      for (auto [key, field] :
+           {std::pair<const char *, bool *>("argument", &r.argument),
+            {"output", &r.output},
+            {"recomputable", &r.recomputable}})
+        if (!optionalBool(*n, key, *field)) {
+          error = where + ": '" + key + "' must be true or false";
+          return false;
+        }
+      for (auto [key, field] :
+           {std::pair<const char *, int64_t *>("overwrites", &r.overwrites),
+            {"workspace", &r.workspace}})
+        if (!optionalWhole(*n, key, *field)) {
+          error =
+              where + ": '" + key + "' must be a whole number, at most 2^53";
+          return false;
+        }
       if (r.workspace < 0) {
         error = where + " has a negative workspace";
         return false;
@@ -128,12 +191,21 @@ bool remat::parseGraph(const std::string &text, GraphFile &out,
     }
     raw.push_back(r);
   }
+  double totalBytes = 0;
+  for (const RawNode &r : raw)
+    totalBytes += static_cast<double>(r.bytes) +
+                  static_cast<double>(r.resident) +
+                  static_cast<double>(r.workspace);
+  if (totalBytes > kMaxTotalBytes) {
+    error = "the graph's sizes add up to more than 2^62 bytes";
+    return false;
+  }
 
   std::vector<std::vector<size_t>> succ(raw.size());
   std::vector<int> indegree(raw.size(), 0);
   for (size_t i = 0; i < links->size(); ++i) {
     const llvm::json::Object *l = (*links)[i].getAsObject();
-    double s, t;
+    double s = 0, t = 0;
     bool ok =
         l && (moccasin ? number(*l, "0", s) && number(*l, "1", t)
                        : number(*l, "source", s) && number(*l, "target", t));
@@ -141,6 +213,10 @@ bool remat::parseGraph(const std::string &text, GraphFile &out,
     if (!ok) {
       error = where + ": expected numeric " +
               (moccasin ? "'0' and '1'" : "'source' and 'target'");
+      return false;
+    }
+    if (!wholeNumber(s, kMaxBytes) || !wholeNumber(t, kMaxBytes)) {
+      error = where + " names a node that does not exist";
       return false;
     }
     auto si = indexOf.find(static_cast<int64_t>(s));
@@ -298,5 +374,8 @@ bool remat::readGraphFile(const std::string &path, GraphFile &out,
     error = "'" + path + "': " + error;
     return false;
   }
+  // A file without a graph name is named by its own.
+  if (out.name.empty())
+    out.name = llvm::sys::path::stem(path).str();
   return true;
 }

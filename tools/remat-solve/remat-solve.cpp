@@ -86,7 +86,12 @@ int main(int argc, char **argv) {
     double value;
     if (text.ends_with("x") && !text.drop_back().getAsDouble(value) &&
         value > 0 && std::isfinite(value)) {
-      budget = static_cast<int64_t>(std::floor(value * base.peakBytes));
+      // A fraction past what 64 bits hold is no limit at all (the cast
+      // would wrap to a negative budget).
+      double bytes = std::floor(value * static_cast<double>(base.peakBytes));
+      budget = bytes < static_cast<double>(kNoBudget)
+                   ? static_cast<int64_t>(bytes)
+                   : kNoBudget;
     } else if (!text.getAsInteger(10, budget) && budget > 0) {
     } else {
       return fail("malformed budget '" + text.str() +
@@ -114,7 +119,9 @@ int main(int argc, char **argv) {
     if (!sim.valid)
       return fail("internal error: solver '" + solverName +
                   "' returned an invalid schedule: " + sim.error);
-    double overhead = sim.cost / std::max(base.cost, 1e-300);
+    // A graph whose nodes all cost nothing: every schedule costs what the
+    // one without remat does.
+    double overhead = base.cost > 0 ? sim.cost / base.cost : 1.0;
     // Every answer is measured against the graph's cost bound (outside the
     // solve time): it proves heuristics' answers optimal where they meet
     // it, and a budget no schedule can meet where it is infinite.
