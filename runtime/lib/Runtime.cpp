@@ -66,6 +66,26 @@ template <typename T> bool rowMajor(const MemRef<T, 2> *m) {
 
 extern "C" {
 
+#if defined(__x86_64__)
+// LLVM turns an f32 -> bf16 truncation into this libcall on CPUs without
+// AVX512-BF16 or AVX-NE-CONVERT (a compiled step targets the host CPU), and
+// libgcc has it only from GCC 13 (Debian 12 ships 12): without it a bf16
+// step compiled on such a machine failed to load. The x86-64 psABI returns
+// a bf16 in the low 16 bits of xmm0, which is where a float's bits go.
+// Round to nearest even; a NaN stays a quiet NaN.
+float __truncsfbf2(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof(u));
+  uint32_t bits = (u & 0x7fffffffu) > 0x7f800000u
+                      ? (u >> 16) | 0x40u
+                      : (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+  bits &= 0xffffu;
+  float r;
+  std::memcpy(&r, &bits, sizeof(r));
+  return r;
+}
+#endif
+
 void remat_rt_set_memory_cap(int64_t bytes) { memoryCap.store(bytes); }
 
 static char targetName[16] = "";
