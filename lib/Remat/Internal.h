@@ -39,6 +39,11 @@ std::pair<SolveResult, SolveResult> pinningThenUnpinning(const Graph &graph,
 std::pair<SolveResult, SolveResult> unpinningThenPromoting(const Graph &graph,
                                                            int64_t budget);
 
+/// Test hook: the pinning search's answer as greedyThenPinning finds it,
+/// and the window promotions from there, every window once.
+std::pair<SolveResult, SolveResult> pinningThenWindows(const Graph &graph,
+                                                       int64_t budget);
+
 /// Test hook: greedy's run at `budget` and the pinning search from its
 /// answer (no unpinning) with `maxWork` simulated computations, its pins
 /// giving up early in training graphs or not.
