@@ -48,10 +48,10 @@ static bool number(const llvm::json::Object &o, llvm::StringRef key,
   return false;
 }
 
-/// Sizes are whole bytes, each at most 2^53 (what a JSON number holds
-/// exactly), and together at most 2^62, so that no sum the simulator forms
-/// (a peak, a budget a little above it) can overflow 64 bits.
-constexpr double kMaxBytes = 9007199254740992.0;         // 2^53
+/// Ids and sizes are whole numbers up to 2^53 (what a JSON number holds
+/// exactly); sizes together at most 2^62, so that no sum the simulator
+/// forms (a peak, a budget a little above it) can overflow 64 bits.
+constexpr double kMaxExact = 9007199254740992.0;         // 2^53
 constexpr double kMaxTotalBytes = 4611686018427387904.0; // 2^62
 
 static bool wholeNumber(double v, double limit) {
@@ -78,7 +78,7 @@ static bool optionalWhole(const llvm::json::Object &o, llvm::StringRef key,
   if (!v)
     return true;
   std::optional<double> d = v->getAsNumber();
-  if (!d || !wholeNumber(*d, kMaxBytes))
+  if (!d || !wholeNumber(*d, kMaxExact))
     return false;
   out = static_cast<int64_t>(*d);
   return true;
@@ -136,7 +136,7 @@ bool remat::parseGraph(const std::string &text, GraphFile &out,
       error = where + " has a negative size or cost";
       return false;
     }
-    if (!wholeNumber(id, kMaxBytes)) {
+    if (!wholeNumber(id, kMaxExact)) {
       error = where + ": '" + idKey + "' must be a whole number";
       return false;
     }
@@ -144,7 +144,7 @@ bool remat::parseGraph(const std::string &text, GraphFile &out,
       error = where + ": '" + costKey + "' must be a finite number";
       return false;
     }
-    if (!wholeNumber(bytes, kMaxBytes) || !wholeNumber(resident, kMaxBytes)) {
+    if (!wholeNumber(bytes, kMaxExact) || !wholeNumber(resident, kMaxExact)) {
       error = where +
               ": sizes must be whole numbers of bytes, at most 2^53 ('" +
               bytesKey + "'" + (moccasin ? ", 'param_cost'" : "") + ")";
@@ -215,7 +215,7 @@ bool remat::parseGraph(const std::string &text, GraphFile &out,
               (moccasin ? "'0' and '1'" : "'source' and 'target'");
       return false;
     }
-    if (!wholeNumber(s, kMaxBytes) || !wholeNumber(t, kMaxBytes)) {
+    if (!wholeNumber(s, kMaxExact) || !wholeNumber(t, kMaxExact)) {
       error = where + " names a node that does not exist";
       return false;
     }

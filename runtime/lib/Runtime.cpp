@@ -10,6 +10,7 @@
 #include "remat/Runtime.h"
 
 #include "MemRef.h"
+#include "NarrowFloat.h"
 
 #include <algorithm>
 #include <atomic>
@@ -72,17 +73,9 @@ extern "C" {
 // libgcc has it only from GCC 13 (Debian 12 ships 12): without it a bf16
 // step compiled on such a machine failed to load. The x86-64 psABI returns
 // a bf16 in the low 16 bits of xmm0, which is where a float's bits go.
-// Round to nearest even; a NaN stays a quiet NaN.
+// Rounds as remat-run does (NarrowFloat.h).
 float __truncsfbf2(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, sizeof(u));
-  uint32_t bits = (u & 0x7fffffffu) > 0x7f800000u
-                      ? (u >> 16) | 0x40u
-                      : (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
-  bits &= 0xffffu;
-  float r;
-  std::memcpy(&r, &bits, sizeof(r));
-  return r;
+  return remat::narrow::bitsFloat(remat::narrow::toBF16(f));
 }
 #endif
 
