@@ -93,15 +93,15 @@ MovableValues detail::movableValues(const Graph &graph) {
   return m;
 }
 
-int remat::detail::resumedEvaluationMismatches(const Graph &graph,
-                                               unsigned seed, int trials) {
+ResumeCheck remat::detail::checkResumedEvaluations(const Graph &graph,
+                                                   unsigned seed, int trials) {
   ExecutorPlan plan(graph);
   PolicyExecutor executor(plan);
   MovableValues movable = movableValues(graph);
   const std::vector<NodeId> &checkpoints = movable.checkpoints,
                             &lates = movable.lates, &candidates = movable.all;
   if (candidates.empty())
-    return 0;
+    return {};
   std::mt19937 rng(seed);
   auto randomPolicy = [&](NodeId c) {
     std::vector<Policy> allowed = {Policy::Keep};
@@ -115,15 +115,21 @@ int remat::detail::resumedEvaluationMismatches(const Graph &graph,
       executor.evaluate(std::vector<Policy>(graph.size()), kNoBudget).peak;
   std::vector<Policy> base(graph.size(), Policy::Keep);
   int64_t budget = 0;
-  int mismatches = 0;
+  ResumeCheck check;
+  auto differ = [](const Evaluated &x, const Evaluated &y) {
+    return x.valid != y.valid || x.peak != y.peak || x.cost != y.cost ||
+           x.excess != y.excess || x.computes != y.computes || x.cut != y.cut;
+  };
   for (int t = 0; t < trials; ++t) {
     if (t % 16 == 0) {
       for (NodeId c : candidates)
         base[c] = rng() % 2 ? randomPolicy(c) : Policy::Keep;
       budget = static_cast<int64_t>(peak * (0.3 + 0.7 * (rng() % 100) / 100.0));
       // Half the time with the cache of Transient values, whose contents
-      // the resumed evaluation must restore too.
+      // the resumed evaluation must restore too; half the time keeping the
+      // events, which rememberChanged() splices.
       executor.setCacheLimit(rng() % 2 ? budget : kNoBudget);
+      executor.keepEvents(rng() % 2);
       executor.remember(base, budget);
     }
     std::vector<Policy> p = base;
@@ -146,11 +152,22 @@ int remat::detail::resumedEvaluationMismatches(const Graph &graph,
     }
     Evaluated full = executor.evaluate(p, budget, cutoff);
     Evaluated resumed = executor.evaluateChanged(p, budget, cutoff, {a, b});
-    mismatches += full.valid != resumed.valid || full.peak != resumed.peak ||
-                  full.cost != resumed.cost || full.excess != resumed.excess ||
-                  full.computes != resumed.computes || full.cut != resumed.cut;
+    check.mismatches += differ(full, resumed);
+    // A third of the changes are taken: the memory, spliced, must serve
+    // the evaluations that follow as a whole run's would.
+    if (rng() % 3 == 0 && whole.valid) {
+      Evaluated taken = executor.rememberChanged(p, budget, {a, b});
+      check.mismatches += differ(whole, taken);
+      ++check.taken;
+      if (executor.keepingEvents()) {
+        Schedule kept = executor.rememberedEvents();
+        check.mismatches += kept != executor.run(p);
+      }
+      base = p;
+    }
   }
-  return mismatches;
+  check.converged = static_cast<int>(executor.convergedCount());
+  return check;
 }
 
 Schedule remat::scheduleFromPolicies(const Graph &graph,

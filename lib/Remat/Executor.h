@@ -84,6 +84,17 @@ struct ExecutorPlan {
     stepOf.assign(n, 0);
     for (size_t i = 0; i < steps.size(); ++i)
       stepOf[steps[i]] = static_cast<uint32_t>(i);
+    lastUseStep.assign(n, 0);
+    for (NodeId id = 0; id < (NodeId)n; ++id)
+      for (NodeId u : graph.users(id))
+        lastUseStep[id] = std::max(lastUseStep[id], stepOf[u]);
+    // Fixed keys (splitmix64 of the id): runs are reproducible.
+    residentKey.resize(n);
+    droppedKey.resize(n);
+    for (size_t id = 0; id < n; ++id) {
+      residentKey[id] = mix(2 * id + 1);
+      droppedKey[id] = mix(2 * id + 2);
+    }
     if (holdsForRecompute) {
       // The input edges of each value, grouped by the input.
       readerStart.assign(n + 1, 0);
@@ -98,6 +109,13 @@ struct ExecutorPlan {
     }
   }
   enum : uint8_t { kArgument = 1, kOutput = 2, kRecomputable = 4 };
+
+  static uint64_t mix(uint64_t x) {
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+  }
 
   /// Whether kept values are held for the recomputations of what they feed
   /// (graphs without a backward pass; see Policy::Keep).
@@ -124,6 +142,12 @@ struct ExecutorPlan {
   std::vector<char> earlyDep;
   /// Where each node is computed in `steps` (arguments: 0).
   std::vector<uint32_t> stepOf;
+  /// The step of each value's last user (0 without one).
+  std::vector<uint32_t> lastUseStep;
+  /// Random keys whose xor over the resident values, and over the dropped
+  /// values still to be read, fingerprints the executor's state (see
+  /// PolicyExecutor::evaluateChanged).
+  std::vector<uint64_t> residentKey, droppedKey;
   /// readerEdges[readerStart[d] .. readerStart[d + 1]) are the indices in
   /// `deps` of the edges that read d (graphs that hold for recomputation).
   std::vector<uint32_t> readerStart, readerEdges;
@@ -191,15 +215,19 @@ public:
     return schedule;
   }
 
-  /// Whether evaluate() keeps the events of the whole schedule (events()),
-  /// instead of dropping each step's once it is accounted for. Not with
-  /// evaluateChanged(), whose events start where it resumes.
+  /// Whether remember() keeps the events of the schedule it runs
+  /// (rememberedEvents(); rememberChanged() then updates them).
   void keepEvents(bool keep) { keeping = keep; }
+  bool keepingEvents() const { return keeping; }
 
-  /// The schedule of the last run(), or of the last evaluate() while
-  /// keepEvents() is on: what run() would return for the same policies,
-  /// where that evaluation was valid and not cut.
-  const Schedule &events() const { return schedule; }
+  /// How many evaluateChanged() calls so far finished with the remembered
+  /// run's steps.
+  int64_t convergedCount() const { return converged; }
+
+  /// The schedule of the policies last remembered, where remember() ran
+  /// with keepEvents() on: what run() returns for them, where their run was
+  /// valid.
+  const Schedule &rememberedEvents() const { return memory.schedule; }
 
   /// What simulate(graph, run(p), budget) reports, unless the evaluation
   /// reaches `cutoff` (excess or cost at least its own, or a peak above
@@ -219,11 +247,71 @@ public:
     snapshotCount = 0;
     snapshotEvery = std::max<size_t>(1, plan.steps.size() / kSnapshots);
     rememberedBudget = budget;
+    segment.clear();
     Evaluated e{true, argumentBytes, 0.0, 0.0, 0, false};
     Tally tally{budget, argumentBytes, &e, {}};
     recording = true;
     execute(p, &tally);
     recording = false;
+    std::swap(memory, segment);
+    memory.withEvents = keeping;
+    if (keeping)
+      memory.schedule.swap(schedule);
+    // Evaluations may finish with this run's steps only where it ran them
+    // all, and where a state decides the steps that follow it alone (in
+    // graphs that hold values for recomputations, the reads left depend on
+    // the policies too).
+    convergible = e.valid && !plan.holdsForRecompute;
+    return e;
+  }
+
+  /// remember(p, budget) for a `p` that differs from the policies last
+  /// remembered (at this budget) only at the values in `changed`: what
+  /// evaluateChanged() runs of it, run again recording the states, in
+  /// place of the steps it replaces (a search taking a move pays a
+  /// fraction of a run instead of a whole one).
+  Evaluated rememberChanged(const std::vector<Policy> &p, int64_t budget,
+                            std::initializer_list<NodeId> changed) {
+    assert(budget == rememberedBudget && "remember() at another budget");
+    if (!convergible)
+      return remember(p, budget);
+    auto [first, settled] = changedSteps(changed);
+    size_t k = snapshotBefore(first);
+    if (k == 0)
+      return remember(p, budget);
+    const Snapshot &snap = snapshots[k - 1];
+    uint32_t from = snap.step;
+    restore(p, snap);
+    Evaluated e = snap.figures;
+    Tally tally{budget, snap.live, &e, {}};
+    segment.clear();
+    schedule.clear();
+    recording = true;
+    bool keep = keeping;
+    keeping = memory.withEvents;
+    splicedAt = static_cast<uint32_t>(plan.steps.size());
+    convergeFrom = settled;
+    runSteps(p, &tally, from);
+    convergeFrom = kNever;
+    recording = false;
+    keeping = keep;
+    if (!e.valid) // the snapshots after `from` are this run's
+      return remember(p, budget);
+    splice(from, splicedAt);
+    // The figures of the states kept from the steps that follow, and of
+    // the whole run, accumulate from the new ones.
+    size_t event = memory.stepEvent.size() > splicedAt
+                       ? memory.stepEvent[splicedAt]
+                       : memory.eventCost.size();
+    for (size_t j = 0; j < snapshotCount; ++j) {
+      if (snapshots[j].step < splicedAt)
+        continue;
+      size_t to = memory.stepEvent[snapshots[j].step];
+      accumulate(e, budget, event, to);
+      event = to;
+      snapshots[j].figures = e;
+    }
+    accumulate(e, budget, event, memory.eventCost.size());
     return e;
   }
 
@@ -237,12 +325,54 @@ public:
                             const Cutoff &cutoff,
                             std::initializer_list<NodeId> changed) {
     assert(budget == rememberedBudget && "remember() at another budget");
-    uint32_t first = std::numeric_limits<uint32_t>::max();
-    for (NodeId c : changed)
+    auto [first, settled] = changedSteps(changed);
+    convergeFrom = convergible ? settled : kNever;
+    bool keep = keeping;
+    keeping = false;
+    Evaluated e = resume(p, budget, cutoff, first, changed);
+    keeping = keep;
+    convergeFrom = kNever;
+    return e;
+  }
+
+private:
+  struct Tally {
+    int64_t budget, live;
+    Evaluated *out;
+    Cutoff cutoff;
+  };
+
+  static constexpr uint32_t kNever = std::numeric_limits<uint32_t>::max();
+
+  /// The step that computes the first of `changed`, and the step after the
+  /// last that reads one: from there their policies act no more, so once
+  /// the state is the remembered run's at the same step, so is the rest of
+  /// the run (see runSteps).
+  std::pair<uint32_t, uint32_t>
+  changedSteps(std::initializer_list<NodeId> changed) const {
+    uint32_t first = kNever, settled = 0;
+    for (NodeId c : changed) {
       first = std::min(first, plan.stepOf[c]);
+      settled =
+          std::max(settled, std::max(plan.stepOf[c], plan.lastUseStep[c]) + 1);
+    }
+    return {first, settled};
+  }
+
+  /// One past the last snapshot taken at or before step `first` (0: none).
+  size_t snapshotBefore(uint32_t first) const {
     size_t k = std::min<size_t>(first / snapshotEvery, snapshotCount);
     while (k > 0 && snapshots[k - 1].step > first)
       --k;
+    return k;
+  }
+
+  /// evaluateChanged's run: from the last state remembered before step
+  /// `first`, where the first of `changed` is computed.
+  Evaluated resume(const std::vector<Policy> &p, int64_t budget,
+                   const Cutoff &cutoff, uint32_t first,
+                   std::initializer_list<NodeId> changed) {
+    size_t k = snapshotBefore(first);
     if (k == 0)
       return evaluate(p, budget, cutoff);
     const Snapshot &snap = snapshots[k - 1];
@@ -251,17 +381,7 @@ public:
     if (e.excess >= cutoff.excess || e.cost >= cutoff.cost ||
         e.peak > cutoff.peak)
       return evaluate(p, budget, cutoff);
-    policy = &p;
-    resident = snap.resident;
-    dropped = snap.dropped;
-    remaining = snap.remaining;
-    remainingEarly = snap.remainingEarly;
-    cache = snap.cache;
-    live = snap.live;
-    if (plan.needsChecks) {
-      computed = snap.computed;
-      clobbered = snap.clobbered;
-    }
+    restore(p, snap);
     if (plan.holdsForRecompute) {
       holdsLeft = snap.holdsLeft;
       // The reads an input is held for depend on its policy and its
@@ -288,25 +408,115 @@ public:
     return e;
   }
 
-private:
-  struct Tally {
-    int64_t budget, live;
-    Evaluated *out;
-    Cutoff cutoff;
-  };
-
   /// The states remember() keeps: about this many along the steps.
   static constexpr size_t kSnapshots = 32;
+
+  /// What remember() records besides its snapshots, for evaluations to
+  /// finish with: at each step's start the state's fingerprint, the
+  /// cache's, the computations accounted and the events kept so far; for
+  /// each computation its cost and the bytes held while it runs; the
+  /// events (with keepEvents()).
+  struct Record {
+    std::vector<uint64_t> stepHash, stepCacheHash;
+    std::vector<uint32_t> stepEvent, stepSchedule;
+    std::vector<double> eventCost;
+    std::vector<int64_t> eventDuring;
+    /// The events (where remember() kept them: withEvents).
+    Schedule schedule;
+    bool withEvents = false;
+    void clear() {
+      stepHash.clear();
+      stepCacheHash.clear();
+      stepEvent.clear();
+      stepSchedule.clear();
+      eventCost.clear();
+      eventDuring.clear();
+      schedule.clear();
+    }
+  };
+
+  /// Puts `segment`, recorded from step `from` to step `to` (exclusive) of
+  /// policies that reach the remembered run's state at `to`, in place of
+  /// the memory's record of those steps.
+  void splice(uint32_t from, uint32_t to) {
+    size_t n = plan.steps.size();
+    auto at = [&](const std::vector<uint32_t> &starts, uint32_t step,
+                  size_t end) -> size_t {
+      return step < n ? starts[step] : end;
+    };
+    size_t e0 = memory.stepEvent[from],
+           e1 = at(memory.stepEvent, to, memory.eventCost.size());
+    auto replace = [](auto &whole, size_t a, size_t b, const auto &part) {
+      whole.erase(whole.begin() + a, whole.begin() + b);
+      whole.insert(whole.begin() + a, part.begin(), part.end());
+    };
+    replace(memory.eventCost, e0, e1, segment.eventCost);
+    replace(memory.eventDuring, e0, e1, segment.eventDuring);
+    int64_t eventShift = static_cast<int64_t>(segment.eventCost.size()) -
+                         static_cast<int64_t>(e1 - e0);
+    int64_t scheduleShift = 0;
+    size_t s0 = 0;
+    bool withEvents = memory.withEvents;
+    if (withEvents) {
+      s0 = memory.stepSchedule[from];
+      size_t s1 = at(memory.stepSchedule, to, memory.schedule.size());
+      replace(memory.schedule, s0, s1, schedule);
+      scheduleShift =
+          static_cast<int64_t>(schedule.size()) - static_cast<int64_t>(s1 - s0);
+    }
+    for (uint32_t i = from; i < to; ++i) {
+      memory.stepHash[i] = segment.stepHash[i - from];
+      memory.stepCacheHash[i] = segment.stepCacheHash[i - from];
+      memory.stepEvent[i] =
+          static_cast<uint32_t>(e0 + segment.stepEvent[i - from]);
+      if (withEvents)
+        memory.stepSchedule[i] =
+            static_cast<uint32_t>(s0 + segment.stepSchedule[i - from]);
+    }
+    for (size_t i = to; i < n; ++i) {
+      memory.stepEvent[i] =
+          static_cast<uint32_t>(memory.stepEvent[i] + eventShift);
+      if (withEvents)
+        memory.stepSchedule[i] =
+            static_cast<uint32_t>(memory.stepSchedule[i] + scheduleShift);
+    }
+  }
+
+  /// The accounting of the remembered computations [from, to) added to
+  /// `e` (no cutoff).
+  void accumulate(Evaluated &e, int64_t budget, size_t from, size_t to) {
+    Tally t{budget, 0, &e, {}};
+    replay(from, to, t);
+  }
 
   struct Snapshot {
     /// The state before steps[step] runs.
     uint32_t step;
     int64_t live;
+    uint64_t hash;
     Evaluated figures;
+    /// Whether the policy-independent parts below are saved.
+    bool fixedSaved = false;
     std::vector<char> resident, dropped, computed, clobbered;
     std::vector<int32_t> remaining, remainingEarly, holdsLeft;
     std::vector<NodeId> cache;
   };
+
+  /// Sets the executor's state to a snapshot's, to run policies `p` on.
+  void restore(const std::vector<Policy> &p, const Snapshot &snap) {
+    policy = &p;
+    resident = snap.resident;
+    dropped = snap.dropped;
+    remaining = snap.remaining;
+    remainingEarly = snap.remainingEarly;
+    cache = snap.cache;
+    live = snap.live;
+    hash = snap.hash;
+    if (plan.needsChecks) {
+      computed = snap.computed;
+      clobbered = snap.clobbered;
+    }
+  }
 
   /// The reads of the input on edge `k` (reader v, input d) that d is held
   /// for under `p`: one per recomputation of v, if v is dropped and d kept
@@ -325,14 +535,25 @@ private:
   }
 
   void saveSnapshot(uint32_t step, const Tally &t) {
-    if (snapshots.size() <= snapshotCount)
-      snapshots.emplace_back();
-    Snapshot &s = snapshots[snapshotCount++];
+    size_t slot = step / snapshotEvery - 1;
+    if (snapshots.size() <= slot)
+      snapshots.resize(slot + 1);
+    snapshotCount = std::max(snapshotCount, slot + 1);
+    Snapshot &s = snapshots[slot];
     s.step = step;
     s.live = t.live;
+    s.hash = hash;
     s.figures = *t.out;
     s.resident = resident;
     s.dropped = dropped;
+    s.cache = cache;
+    // In a training graph the reads left and what has been computed or
+    // overwritten before a step do not depend on the policies (runs only
+    // recompute values already computed, and count reads by the steps):
+    // a slot, always at the same step, keeps them from its first run.
+    if (s.fixedSaved && !plan.holdsForRecompute)
+      return;
+    s.fixedSaved = true;
     s.remaining = remaining;
     s.remainingEarly = remainingEarly;
     if (plan.needsChecks) {
@@ -341,7 +562,6 @@ private:
     }
     if (plan.holdsForRecompute)
       s.holdsLeft = holdsLeft;
-    s.cache = cache;
   }
 
   void execute(const std::vector<Policy> &p, Tally *tally) {
@@ -357,6 +577,7 @@ private:
     schedule.reserve(tally && !keeping ? 64 : n * 3);
     cache.clear();
     live = argumentBytes;
+    hash = 0;
     pinned.assign(n, 0);
     offered.resize(n, 0);
     if (plan.holdsForRecompute) {
@@ -384,16 +605,41 @@ private:
       computed.assign(n, 0);
       clobbered.assign(n, 0);
     }
-    for (NodeId id : plan.arguments)
+    for (NodeId id : plan.arguments) {
       resident[id] = 1;
+      hash ^= plan.residentKey[id];
+    }
     runSteps(p, tally, 0);
   }
 
   /// Runs plan.steps[from ..] from the state the executor is in.
   void runSteps(const std::vector<Policy> &p, Tally *tally, size_t from) {
     for (size_t i = from; i < plan.steps.size(); ++i) {
-      if (recording && tally && i % snapshotEvery == 0 && i > 0)
-        saveSnapshot(static_cast<uint32_t>(i), *tally);
+      if (i >= convergeFrom && hash == memory.stepHash[i] &&
+          cacheHash() == memory.stepCacheHash[i]) {
+        // The same state as the remembered run's here (a 64-bit
+        // fingerprint of what is resident and dropped, and the cache's
+        // order): the rest of the run is that run's, only its accounting
+        // starts from other figures.
+        if (recording) {
+          splicedAt = static_cast<uint32_t>(i);
+          return;
+        }
+        ++converged;
+        replay(memory.stepEvent[i], memory.eventCost.size(), *tally);
+        return;
+      }
+      if (recording && tally) {
+        if (i % snapshotEvery == 0 && i > 0)
+          saveSnapshot(static_cast<uint32_t>(i), *tally);
+        segment.stepHash.push_back(hash);
+        segment.stepCacheHash.push_back(cacheHash());
+        segment.stepEvent.push_back(
+            static_cast<uint32_t>(segment.eventCost.size()));
+        if (keeping)
+          segment.stepSchedule.push_back(
+              static_cast<uint32_t>(schedule.size()));
+      }
       NodeId id = plan.steps[i];
       transient.clear();
       size_t stepStart = schedule.size();
@@ -413,7 +659,7 @@ private:
         for (uint32_t k = depsBegin; k < depsEnd; ++k)
           --pinned[plan.deps[k]];
       for (uint32_t k = depsBegin; k < depsEnd; ++k) {
-        --remaining[plan.deps[k]];
+        read(plan.deps[k]);
         if (plan.earlyDep[k])
           --remainingEarly[plan.deps[k]];
       }
@@ -430,7 +676,7 @@ private:
       }
       maybeFree(id);
       if (p[id] == Policy::Late && resident[id] && !dropped[id]) {
-        dropped[id] = 1;
+        drop(id);
         free(id);
       }
       if (!transient.empty())
@@ -476,6 +722,10 @@ private:
       e.cost += plan.cost[id];
       ++e.computes;
       int64_t during = t.live + plan.workspace[id];
+      if (recording) {
+        segment.eventCost.push_back(plan.cost[id]);
+        segment.eventDuring.push_back(during);
+      }
       e.peak = std::max(e.peak, during);
       if (during > t.budget)
         e.excess += static_cast<double>(during - t.budget);
@@ -501,6 +751,7 @@ private:
   void compute(NodeId id) {
     emit(Event::Kind::Compute, id);
     resident[id] = 1;
+    hash ^= plan.residentKey[id];
     live += plan.allocated[id];
   }
 
@@ -559,7 +810,7 @@ private:
         // This was one of the reads the input was held for; it leaves with
         // the step's other transients once none is left.
         --holdsLeft[k];
-        --remaining[plan.deps[k]];
+        read(plan.deps[k]);
         transient.push_back(plan.deps[k]);
       }
   }
@@ -640,6 +891,7 @@ private:
       most += plan.allocated[t];
       schedule[k].node = -1; // taken back
       resident[t] = 1;
+      hash ^= plan.residentKey[t];
       live += plan.allocated[t];
       cache.push_back(t);
       kept = true;
@@ -664,8 +916,51 @@ private:
     // dropped once, and what comes back later follows its policy.
     if ((*policy)[id] > Policy::Release && !dropped[id] &&
         remainingEarly[id] == 0) {
-      dropped[id] = 1;
+      drop(id);
       free(id);
+    }
+  }
+
+  /// Marks `id` dropped: the fingerprint counts it while reads are left.
+  void drop(NodeId id) {
+    dropped[id] = 1;
+    if (remaining[id] > 0)
+      hash ^= plan.droppedKey[id];
+  }
+
+  /// One read of `d` done.
+  void read(NodeId d) {
+    if (--remaining[d] == 0 && dropped[d])
+      hash ^= plan.droppedKey[d];
+  }
+
+  /// The cache's fingerprint: its resident entries, in order (the others
+  /// are skipped as if gone).
+  uint64_t cacheHash() const {
+    uint64_t h = 0;
+    for (NodeId c : cache)
+      if (resident[c])
+        h = ExecutorPlan::mix(h + static_cast<uint64_t>(c) + 1);
+    return h;
+  }
+
+  /// The accounting of the remembered run's computations [from, to),
+  /// added to the figures so far: what account() would do with the same
+  /// events.
+  void replay(size_t from, size_t to, Tally &t) {
+    Evaluated &e = *t.out;
+    for (size_t k = from; k < to; ++k) {
+      e.cost += memory.eventCost[k];
+      ++e.computes;
+      int64_t during = memory.eventDuring[k];
+      e.peak = std::max(e.peak, during);
+      if (during > t.budget)
+        e.excess += static_cast<double>(during - t.budget);
+      if (e.excess >= t.cutoff.excess || e.cost >= t.cutoff.cost ||
+          e.peak > t.cutoff.peak) {
+        e.cut = true;
+        return;
+      }
     }
   }
 
@@ -674,6 +969,7 @@ private:
       return;
     emit(Event::Kind::Free, id);
     resident[id] = 0;
+    hash ^= plan.residentKey[id];
     live -= plan.allocated[id];
   }
 
@@ -709,6 +1005,18 @@ private:
   size_t snapshotCount = 0, snapshotEvery = 1;
   int64_t rememberedBudget = 0;
   bool recording = false, keeping = false;
+  /// The fingerprint of the state (see ExecutorPlan::residentKey).
+  uint64_t hash = 0;
+  /// The remembered run's record, and the one being recorded (from the
+  /// step a run starts at).
+  Record memory, segment;
+  /// Whether evaluations may finish with the remembered run, and from
+  /// which step the current one may (kNever: not).
+  bool convergible = false;
+  uint32_t convergeFrom = kNever;
+  /// Where rememberChanged()'s run reached the remembered state.
+  uint32_t splicedAt = 0;
+  int64_t converged = 0;
   std::vector<uint32_t> edges;
 };
 

@@ -19,8 +19,15 @@ SolveResult solveMilp(const Graph &graph, int64_t budget,
 
 /// Test hook: evaluates `trials` random changes of two values from random
 /// policies of `graph` both from the start and resumed from the executor's
-/// remembered states, and returns how many disagree in any figure.
-int resumedEvaluationMismatches(const Graph &graph, unsigned seed, int trials);
+/// remembered states, taking some of them (PolicyExecutor::rememberChanged),
+/// and reports how many disagree with a whole run in any figure or event,
+/// how many resumed evaluations finished with the remembered run's steps,
+/// and how many changes were taken.
+struct ResumeCheck {
+  int mismatches = 0, converged = 0, taken = 0;
+};
+ResumeCheck checkResumedEvaluations(const Graph &graph, unsigned seed,
+                                    int trials);
 
 /// Test hook: one greedy run at `budget`, and the pinning search from its
 /// answer (unpinning first on training graphs), run until a whole cycle

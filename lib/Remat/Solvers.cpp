@@ -18,6 +18,7 @@
 #include <chrono>
 #include <cmath>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <queue>
 #include <random>
@@ -269,6 +270,13 @@ struct GreedyFrom {
   /// A cost at which the run gives up (a pinning search's answer so far):
   /// a move that reaches it ends the run, undos and all.
   double ceiling = std::numeric_limits<double>::infinity();
+  /// Only an answer cheaper than this is wanted: a run that ends at or
+  /// above it answers infeasible without a schedule (not scheduling and
+  /// simulating what is thrown away was a tenth of a pinning search).
+  double mustBeat = std::numeric_limits<double>::infinity();
+  /// The executor to run on (one of the graph's), reused from run to run;
+  /// one of its own when null.
+  PolicyExecutor *executor = nullptr;
 };
 } // namespace
 
@@ -303,8 +311,14 @@ static SolveResult greedyRun(const Graph &graph, int64_t budget,
   std::vector<Policy> policy =
       from.start ? *from.start
                  : std::vector<Policy>(graph.size(), Policy::Keep);
-  ExecutorPlan plan(graph);
-  PolicyExecutor executor(plan);
+  std::optional<ExecutorPlan> ownPlan;
+  std::optional<PolicyExecutor> ownExecutor;
+  if (!from.executor) {
+    ownPlan.emplace(graph);
+    ownExecutor.emplace(*ownPlan);
+  }
+  PolicyExecutor &executor = from.executor ? *from.executor : *ownExecutor;
+  executor.setCacheLimit(kNoBudget);
   if (budget > 0 && !from.uncached) // the ladder's run at 0 has none
     executor.setCacheLimit(budget);
   // Deterministic bound on the search (no clock): on graphs whose smallest
@@ -312,44 +326,35 @@ static SolveResult greedyRun(const Graph &graph, int64_t budget,
   // with the schedule, and a run at a budget it cannot meet would go on for
   // minutes.
   int64_t work = 0, n = static_cast<int64_t>(graph.size());
-  // Without a backward pass, every move is evaluated against the current
-  // policies, which the executor remembers: the evaluation resumes where
-  // the move's value is computed, halfway through on average. (In a
-  // training graph a candidate is computed in the forward pass, and most
-  // of the work, the backward pass, would run again anyway: remembering
-  // costs more than it saves.)
-  bool resume = plan.holdsForRecompute;
-  // Otherwise the evaluations keep their events: the pressure maps below
-  // need the schedule of the policies just taken, which the evaluation
-  // that took them has made (a run of its own was a seventh of the work).
-  executor.keepEvents(!resume);
-  Evaluated current = resume ? executor.remember(policy, budget)
-                             : executor.evaluate(policy, budget);
+  // Every move is evaluated against the current policies, which the
+  // executor remembers: the evaluation resumes where the move's value is
+  // computed and, in a training graph, mostly ends soon after its last
+  // read in the backward pass, where the state is the remembered run's
+  // again; taking a move updates the memory the same way (ResNet50: 3 to
+  // 4 evaluations per move taken, each about half a run). The memory keeps
+  // the schedule's events: the pressure maps below need them. (The work
+  // counted is what whole runs would take, so the search does not depend
+  // on how much of it the evaluations skip.)
+  executor.keepEvents(true);
+  Evaluated current = executor.remember(policy, budget);
   work += current.computes;
-  bool remembered = true;
-  // Whether executor.events() is the schedule of `policy`.
-  bool eventsCurrent = !resume && current.valid && !current.cut;
+  // Whether executor.rememberedEvents() is the schedule of `policy`.
+  bool eventsCurrent = current.valid;
   auto evaluateMove = [&](NodeId c, Policy p, const Cutoff &cutoff) {
-    if (resume && !remembered) {
-      executor.remember(policy, budget);
-      remembered = true;
-    }
     Policy old = policy[c];
     policy[c] = p;
-    Evaluated e = resume ? executor.evaluateChanged(policy, budget, cutoff, {c})
-                         : executor.evaluate(policy, budget, cutoff);
+    Evaluated e = executor.evaluateChanged(policy, budget, cutoff, {c});
     policy[c] = old;
     work += e.computes;
-    eventsCurrent = false;
     return e;
   };
-  // The schedule of `policy`, run again only where the last evaluation was
-  // of other policies.
+  auto take = [&](NodeId c, Policy p, const Evaluated &e) {
+    policy[c] = p;
+    current = e;
+    eventsCurrent = executor.rememberChanged(policy, budget, {c}).valid;
+  };
   auto scheduleNow = [&]() -> const Schedule & {
-    if (eventsCurrent)
-      return executor.events();
-    eventsCurrent = true;
-    return executor.run(policy);
+    return eventsCurrent ? executor.rememberedEvents() : executor.run(policy);
   };
   if (trajectory)
     trajectory->push_back(policy);
@@ -430,15 +435,14 @@ static SolveResult greedyRun(const Graph &graph, int64_t budget,
       heap.push({*score, top.node, top.policy});
       continue;
     }
-    policy[top.node] = top.policy;
-    current = e;
     // Moves only add cost, and the undos rarely take back much of it.
-    if (current.cost >= from.ceiling) {
+    if (e.cost >= from.ceiling) {
+      policy[top.node] = top.policy;
+      current = e;
       gaveUp = true;
       break;
     }
-    eventsCurrent = !resume; // taken moves are valid and not cut
-    remembered = false;
+    take(top.node, top.policy, e);
     pressure.reset();
     fresh = false;
     if (trajectory)
@@ -476,11 +480,8 @@ static SolveResult greedyRun(const Graph &graph, int64_t budget,
         cutoff.peak = budget;
         Evaluated e = evaluateMove(c, p, cutoff);
         if (!e.cut && e.valid && e.peak <= budget && e.cost < current.cost) {
-          policy[c] = p;
-          current = e;
-          eventsCurrent = !resume;
+          take(c, p, e);
           old = p;
-          remembered = false;
           profile.reset();
           break;
         }
@@ -491,6 +492,13 @@ static SolveResult greedyRun(const Graph &graph, int64_t budget,
     *from.work += work;
   if (from.policy)
     *from.policy = policy;
+  // The answer's cost is the evaluation's (the same computations in the
+  // same order).
+  if (current.valid && current.cost >= from.mustBeat) {
+    SolveResult unwanted;
+    unwanted.cost = current.cost;
+    return unwanted;
+  }
   return finish(graph, executor.answer(policy), budget);
 }
 
@@ -753,7 +761,9 @@ static SolveResult improveBySwaps(const Graph &graph, int64_t budget,
   ExecutorPlan plan(graph);
   PolicyExecutor executor(plan);
   executor.setCacheLimit(budget);
-  Evaluated current = executor.evaluate(policy, kNoBudget);
+  // Swaps are evaluated against the current policies, remembered (see
+  // greedyRun).
+  Evaluated current = executor.remember(policy, kNoBudget);
   const int window = 6;
   int evaluations = 0;
   bool improved = true;
@@ -779,10 +789,12 @@ static SolveResult improveBySwaps(const Graph &graph, int64_t budget,
         Cutoff cutoff;
         cutoff.cost = current.cost;
         cutoff.peak = budget;
-        Evaluated e = executor.evaluate(policy, kNoBudget, cutoff);
+        Evaluated e =
+            executor.evaluateChanged(policy, kNoBudget, cutoff, {up, down});
         ++evaluations;
         if (!e.cut && e.valid && e.peak <= budget && e.cost < current.cost) {
           current = e;
+          executor.rememberChanged(policy, kNoBudget, {up, down});
           improved = true;
           break;
         }
@@ -807,6 +819,9 @@ struct PinningSearch {
   bool giveUp = true;
   /// Pins tried.
   int pins = 0;
+  /// The executor every greedy run of the search reuses.
+  std::unique_ptr<ExecutorPlan> plan;
+  std::unique_ptr<PolicyExecutor> executor;
 
   /// Greedy from `start`, where `fixed` keeps its policy; true (and the new
   /// answer taken) if it is cheaper. With `giveUp` (pins and promotions in
@@ -823,6 +838,12 @@ struct PinningSearch {
     from.fixed = fixed;
     from.policy = &result;
     from.work = &work;
+    from.mustBeat = answer.cost;
+    if (!executor) {
+      plan = std::make_unique<ExecutorPlan>(graph);
+      executor = std::make_unique<PolicyExecutor>(*plan);
+    }
+    from.executor = executor.get();
     SolveResult r =
         greedyRun(graph, budget, nullptr, GreedyScoring::Bound, from);
     if (!r.feasible || r.cost >= answer.cost)

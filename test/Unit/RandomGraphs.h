@@ -60,6 +60,26 @@ inline Graph randomTrainingGraph(unsigned seed, int forwardNodes) {
   return g;
 }
 
+/// Two random training graphs one after the other, as two micro-batches of
+/// gradient accumulation run: values of the second are computed after the
+/// first's last reads.
+inline Graph twoTrainingGraphs(unsigned seed, int forwardNodes) {
+  Graph g;
+  for (unsigned k = 0; k < 2; ++k) {
+    Graph part = randomTrainingGraph(seed + k, forwardNodes);
+    NodeId offset = static_cast<NodeId>(g.size());
+    for (NodeId id = 0; id < (NodeId)part.size(); ++id) {
+      Node node = part.node(id);
+      if (node.overwrites >= 0)
+        node.overwrites += offset;
+      g.addNode(node);
+      for (NodeId d : part.deps(id))
+        g.addEdge(d + offset, id + offset);
+    }
+  }
+  return g;
+}
+
 } // namespace remat::test
 
 #endif // REMAT_TEST_UNIT_RANDOMGRAPHS_H

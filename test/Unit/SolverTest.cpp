@@ -521,19 +521,36 @@ TEST(Graph, CostLowerBoundIsUnderEverySolversCost) {
 
 TEST(Executor, ResumedEvaluationsMatchWholeOnes) {
   // Greedy evaluates moves from states the executor remembered part way
-  // through the current policies' run; every figure must be the one a run
-  // from the start gives, cutoffs included. Training graphs (with an
-  // in-place update) and the same graphs without a backward pass (where
-  // kept inputs are held for recomputations).
+  // through the current policies' run, and takes them by splicing the
+  // steps that changed into its memory; every figure (and the events kept)
+  // must be the one a run from the start gives, cutoffs included. Training
+  // graphs (with an in-place update), the same graphs without a backward
+  // pass (where kept inputs are held for recomputations), and two training
+  // graphs in a row.
+  // In training graphs many resumed evaluations end by finding the
+  // remembered run's state again and finishing with its steps: the test
+  // must reach that path often.
+  int converged = 0, taken = 0;
   for (unsigned seed = 0; seed < 20; ++seed) {
     Graph g = test::randomTrainingGraph(500 + seed, 10 + 7 * seed);
-    EXPECT_EQ(detail::resumedEvaluationMismatches(g, seed, 400), 0)
-        << "seed " << seed;
+    detail::ResumeCheck check = detail::checkResumedEvaluations(g, seed, 400);
+    EXPECT_EQ(check.mismatches, 0) << "seed " << seed;
+    converged += check.converged;
+    taken += check.taken;
     for (NodeId id = 0; id < (NodeId)g.size(); ++id)
       g.node(id).backward = false;
-    EXPECT_EQ(detail::resumedEvaluationMismatches(g, seed, 400), 0)
+    check = detail::checkResumedEvaluations(g, seed, 400);
+    EXPECT_EQ(check.mismatches, 0)
         << "seed " << seed << " without a backward pass";
+    EXPECT_EQ(check.converged, 0) << "seed " << seed;
+    // Resumed from states after the steps a taken change ran again, whose
+    // figures the splice brings up to date.
+    check = detail::checkResumedEvaluations(
+        test::twoTrainingGraphs(700 + seed, 5 + 3 * seed), seed, 400);
+    EXPECT_EQ(check.mismatches, 0) << "seed " << seed << ", two graphs";
   }
+  EXPECT_GT(converged, 20 * 400 / 4);
+  EXPECT_GT(taken, 20 * 400 / 6);
 }
 
 /// Runs `search(graph, budget)`, which answers {before, after} for a local
