@@ -3,9 +3,10 @@
 // The policy executor every heuristic solver shares: it runs the graph in
 // order under one policy per value, recomputing what a use needs right
 // before it, and either emits the schedule or applies the simulator's
-// accounting as it goes (what a search's many evaluations need). Internal
-// to the core; the methods are defined in the classes so that the
-// solvers' hot loops inline them.
+// accounting as it goes (what a search's many evaluations need), and
+// remembers a run so that changes to it are evaluated and taken by
+// running only the steps they change. Internal to the core; the methods
+// are defined in the classes so that the solvers' hot loops inline them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -92,8 +93,16 @@ struct ExecutorPlan {
     residentKey.resize(n);
     droppedKey.resize(n);
     for (size_t id = 0; id < n; ++id) {
-      residentKey[id] = mix(2 * id + 1);
-      droppedKey[id] = mix(2 * id + 2);
+      residentKey[id] = mix(3 * id + 1);
+      droppedKey[id] = mix(3 * id + 2);
+    }
+    if (holdsForRecompute) {
+      readsKey.resize(n);
+      for (size_t id = 0; id < n; ++id)
+        readsKey[id] = mix(3 * id + 3);
+      holdKey.resize(deps.size());
+      for (size_t k = 0; k < deps.size(); ++k)
+        holdKey[k] = mix(3 * (n + k) + 1);
     }
     if (holdsForRecompute) {
       // The input edges of each value, grouped by the input.
@@ -148,6 +157,10 @@ struct ExecutorPlan {
   /// values still to be read, fingerprints the executor's state (see
   /// PolicyExecutor::evaluateChanged).
   std::vector<uint64_t> residentKey, droppedKey;
+  /// Where the reads left depend on the policies (holdsForRecompute), the
+  /// sum of each value's reads left times its key, and of each edge's
+  /// holds left times its key, fingerprints them.
+  std::vector<uint64_t> readsKey, holdKey;
   /// readerEdges[readerStart[d] .. readerStart[d + 1]) are the indices in
   /// `deps` of the edges that read d (graphs that hold for recomputation).
   std::vector<uint32_t> readerStart, readerEdges;
@@ -258,10 +271,8 @@ public:
     if (keeping)
       memory.schedule.swap(schedule);
     // Evaluations may finish with this run's steps only where it ran them
-    // all, and where a state decides the steps that follow it alone (in
-    // graphs that hold values for recomputations, the reads left depend on
-    // the policies too).
-    convergible = e.valid && !plan.holdsForRecompute;
+    // all.
+    convergible = e.valid;
     return e;
   }
 
@@ -282,6 +293,7 @@ public:
     const Snapshot &snap = snapshots[k - 1];
     uint32_t from = snap.step;
     restore(p, snap);
+    redoHolds(p, snap, changed);
     Evaluated e = snap.figures;
     Tally tally{budget, snap.live, &e, {}};
     segment.clear();
@@ -291,6 +303,7 @@ public:
     keeping = memory.withEvents;
     splicedAt = static_cast<uint32_t>(plan.steps.size());
     convergeFrom = settled;
+    changedValues.assign(changed.begin(), changed.end());
     runSteps(p, &tally, from);
     convergeFrom = kNever;
     recording = false;
@@ -298,6 +311,8 @@ public:
     if (!e.valid) // the snapshots after `from` are this run's
       return remember(p, budget);
     splice(from, splicedAt);
+    if (plan.holdsForRecompute)
+      patchHoldsBefore(from);
     // The figures of the states kept from the steps that follow, and of
     // the whole run, accumulate from the new ones.
     size_t event = memory.stepEvent.size() > splicedAt
@@ -316,17 +331,21 @@ public:
   }
 
   /// What evaluate(p, budget, cutoff) reports, for a `p` that differs from
-  /// the policies last given to remember() (at this budget) only at the
-  /// values in `changed`. Until the step that computes the first of them,
-  /// the two policies run alike (a value's policy acts from its own
-  /// computation on, and the reads it is held for only once its readers
-  /// run), so the evaluation resumes from the last state kept before it.
+  /// the policies last remembered (at this budget) only at the values in
+  /// `changed`. Until the step that computes the first of them, the two
+  /// policies run alike (a value's policy acts from its own computation
+  /// on, and the reads it is held for only once its readers run), so the
+  /// evaluation resumes from the last state kept before it; after their
+  /// last reads, where its state is the remembered run's at the same step
+  /// (by fingerprint), it adds up the remembered run's computations from
+  /// there instead of running them.
   Evaluated evaluateChanged(const std::vector<Policy> &p, int64_t budget,
                             const Cutoff &cutoff,
                             std::initializer_list<NodeId> changed) {
     assert(budget == rememberedBudget && "remember() at another budget");
     auto [first, settled] = changedSteps(changed);
     convergeFrom = convergible ? settled : kNever;
+    changedValues.assign(changed.begin(), changed.end());
     bool keep = keeping;
     keeping = false;
     Evaluated e = resume(p, budget, cutoff, first, changed);
@@ -382,26 +401,7 @@ private:
         e.peak > cutoff.peak)
       return evaluate(p, budget, cutoff);
     restore(p, snap);
-    if (plan.holdsForRecompute) {
-      holdsLeft = snap.holdsLeft;
-      // The reads an input is held for depend on its policy and its
-      // reader's: redo them on the edges of the changed values (none of
-      // them read yet, their readers all run later).
-      edges.clear();
-      for (NodeId c : changed) {
-        for (uint32_t j = plan.depStart[c]; j < plan.depStart[c + 1]; ++j)
-          edges.push_back(j);
-        for (uint32_t j = plan.readerStart[c]; j < plan.readerStart[c + 1]; ++j)
-          edges.push_back(plan.readerEdges[j]);
-      }
-      std::sort(edges.begin(), edges.end());
-      edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
-      for (uint32_t j : edges) {
-        int32_t reads = heldReads(p, j);
-        remaining[plan.deps[j]] += reads - holdsLeft[j];
-        holdsLeft[j] = reads;
-      }
-    }
+    redoHolds(p, snap, changed);
     schedule.clear();
     Tally tally{budget, snap.live, &e, cutoff};
     runSteps(p, &tally, snap.step);
@@ -417,7 +417,7 @@ private:
   /// each computation its cost and the bytes held while it runs; the
   /// events (with keepEvents()).
   struct Record {
-    std::vector<uint64_t> stepHash, stepCacheHash;
+    std::vector<uint64_t> stepHash, stepCounts, stepCacheHash;
     std::vector<uint32_t> stepEvent, stepSchedule;
     std::vector<double> eventCost;
     std::vector<int64_t> eventDuring;
@@ -426,6 +426,7 @@ private:
     bool withEvents = false;
     void clear() {
       stepHash.clear();
+      stepCounts.clear();
       stepCacheHash.clear();
       stepEvent.clear();
       stepSchedule.clear();
@@ -466,6 +467,7 @@ private:
     }
     for (uint32_t i = from; i < to; ++i) {
       memory.stepHash[i] = segment.stepHash[i - from];
+      memory.stepCounts[i] = segment.stepCounts[i - from];
       memory.stepCacheHash[i] = segment.stepCacheHash[i - from];
       memory.stepEvent[i] =
           static_cast<uint32_t>(e0 + segment.stepEvent[i - from]);
@@ -493,7 +495,7 @@ private:
     /// The state before steps[step] runs.
     uint32_t step;
     int64_t live;
-    uint64_t hash;
+    uint64_t hash, counts;
     Evaluated figures;
     /// Whether the policy-independent parts below are saved.
     bool fixedSaved = false;
@@ -512,10 +514,62 @@ private:
     cache = snap.cache;
     live = snap.live;
     hash = snap.hash;
+    counts = snap.counts;
     if (plan.needsChecks) {
       computed = snap.computed;
       clobbered = snap.clobbered;
     }
+  }
+
+  /// After restore(): the reads an input is held for depend on its policy
+  /// and its reader's, so they are redone on the edges of the changed
+  /// values (none of them read yet, their readers all run later).
+  void redoHolds(const std::vector<Policy> &p, const Snapshot &snap,
+                 std::initializer_list<NodeId> changed) {
+    if (!plan.holdsForRecompute)
+      return;
+    holdsLeft = snap.holdsLeft;
+    edges.clear();
+    for (NodeId c : changed) {
+      for (uint32_t j = plan.depStart[c]; j < plan.depStart[c + 1]; ++j)
+        edges.push_back(j);
+      for (uint32_t j = plan.readerStart[c]; j < plan.readerStart[c + 1]; ++j)
+        edges.push_back(plan.readerEdges[j]);
+    }
+    std::sort(edges.begin(), edges.end());
+    edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
+    holdChanges.clear();
+    uint64_t before = counts;
+    for (uint32_t j : edges) {
+      int32_t delta = heldReads(p, j) - holdsLeft[j];
+      if (delta == 0)
+        continue;
+      holdChanges.push_back({j, delta});
+      remaining[plan.deps[j]] += delta;
+      holdsLeft[j] += delta;
+      counts += static_cast<uint64_t>(static_cast<int64_t>(delta)) *
+                (plan.readsKey[plan.deps[j]] + plan.holdKey[j]);
+    }
+    countsChange = counts - before;
+  }
+
+  /// After rememberChanged()'s splice at step `from`: the holds that
+  /// redoHolds() changed act from the start of the run, so the states and
+  /// fingerprints kept before `from` change by as much (none of those
+  /// edges is read before it).
+  void patchHoldsBefore(uint32_t from) {
+    if (holdChanges.empty())
+      return;
+    for (size_t j = 0; j < snapshotCount && snapshots[j].step < from; ++j) {
+      Snapshot &snap = snapshots[j];
+      for (auto [edge, delta] : holdChanges) {
+        snap.remaining[plan.deps[edge]] += delta;
+        snap.holdsLeft[edge] += delta;
+      }
+      snap.counts += countsChange;
+    }
+    for (uint32_t i = 0; i < from; ++i)
+      memory.stepCounts[i] += countsChange;
   }
 
   /// The reads of the input on edge `k` (reader v, input d) that d is held
@@ -543,6 +597,7 @@ private:
     s.step = step;
     s.live = t.live;
     s.hash = hash;
+    s.counts = counts;
     s.figures = *t.out;
     s.resident = resident;
     s.dropped = dropped;
@@ -601,6 +656,13 @@ private:
         }
       }
     }
+    counts = 0;
+    if (plan.holdsForRecompute) {
+      for (size_t v = 0; v < n; ++v)
+        counts += static_cast<uint64_t>(remaining[v]) * plan.readsKey[v];
+      for (size_t k = 0; k < holdsLeft.size(); ++k)
+        counts += static_cast<uint64_t>(holdsLeft[k]) * plan.holdKey[k];
+    }
     if (tally && plan.needsChecks) {
       computed.assign(n, 0);
       clobbered.assign(n, 0);
@@ -616,7 +678,8 @@ private:
   void runSteps(const std::vector<Policy> &p, Tally *tally, size_t from) {
     for (size_t i = from; i < plan.steps.size(); ++i) {
       if (i >= convergeFrom && hash == memory.stepHash[i] &&
-          cacheHash() == memory.stepCacheHash[i]) {
+          counts == memory.stepCounts[i] &&
+          cacheHash() == memory.stepCacheHash[i] && changedDone()) {
         // The same state as the remembered run's here (a 64-bit
         // fingerprint of what is resident and dropped, and the cache's
         // order): the rest of the run is that run's, only its accounting
@@ -633,6 +696,7 @@ private:
         if (i % snapshotEvery == 0 && i > 0)
           saveSnapshot(static_cast<uint32_t>(i), *tally);
         segment.stepHash.push_back(hash);
+        segment.stepCounts.push_back(counts);
         segment.stepCacheHash.push_back(cacheHash());
         segment.stepEvent.push_back(
             static_cast<uint32_t>(segment.eventCost.size()));
@@ -810,6 +874,7 @@ private:
         // This was one of the reads the input was held for; it leaves with
         // the step's other transients once none is left.
         --holdsLeft[k];
+        counts -= plan.holdKey[k];
         read(plan.deps[k]);
         transient.push_back(plan.deps[k]);
       }
@@ -932,6 +997,19 @@ private:
   void read(NodeId d) {
     if (--remaining[d] == 0 && dropped[d])
       hash ^= plan.droppedKey[d];
+    if (plan.holdsForRecompute)
+      counts -= plan.readsKey[d];
+  }
+
+  /// Whether no read of the changed values is left: a value with reads
+  /// left may still be dropped after them, by its policy. (Without any,
+  /// one that a recomputation needs is computed and freed in the same step
+  /// whatever its policy.)
+  bool changedDone() const {
+    for (NodeId c : changedValues)
+      if (remaining[c] != 0)
+        return false;
+    return true;
   }
 
   /// The cache's fingerprint: its resident entries, in order (the others
@@ -1005,8 +1083,14 @@ private:
   size_t snapshotCount = 0, snapshotEvery = 1;
   int64_t rememberedBudget = 0;
   bool recording = false, keeping = false;
-  /// The fingerprint of the state (see ExecutorPlan::residentKey).
-  uint64_t hash = 0;
+  /// The fingerprint of the state (see ExecutorPlan::residentKey), and of
+  /// the reads and holds left (ExecutorPlan::readsKey).
+  uint64_t hash = 0, counts = 0;
+  /// The values evaluateChanged() or rememberChanged() was given.
+  std::vector<NodeId> changedValues;
+  /// What the last redoHolds() changed: each edge's holds, and `counts`.
+  std::vector<std::pair<uint32_t, int32_t>> holdChanges;
+  uint64_t countsChange = 0;
   /// The remembered run's record, and the one being recorded (from the
   /// step a run starts at).
   Record memory, segment;

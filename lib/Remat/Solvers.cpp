@@ -1132,17 +1132,10 @@ improveByAnnealing(const Graph &graph, int64_t budget,
   ExecutorPlan plan(graph);
   PolicyExecutor executor(plan);
   executor.setCacheLimit(budget);
-  // In a training graph the evaluations resume from the remembered run
-  // and mostly end where it is met again, and an accepted change is
-  // spliced into the memory (see greedyRun). Without a backward pass an
-  // accepted change would cost a whole run to remember, and the cost
-  // cutoff already ends most evaluations early: there they run whole.
-  bool resume = hasBackward(graph);
-  auto evaluateWhole = [&] {
-    return resume ? executor.remember(policy, kNoBudget)
-                  : executor.evaluate(policy, kNoBudget);
-  };
-  Evaluated current = evaluateWhole();
+  // The evaluations resume from the remembered run and mostly end where it
+  // is met again, and an accepted change is spliced into the memory (see
+  // greedyRun).
+  Evaluated current = executor.remember(policy, kNoBudget);
   if (!current.valid || current.peak > budget)
     return answer;
   std::vector<Policy> best = policy;
@@ -1161,7 +1154,7 @@ improveByAnnealing(const Graph &graph, int64_t budget,
     if (at != cycle) {
       cycle = at;
       policy = best;
-      current = evaluateWhole();
+      current = executor.remember(policy, kNoBudget);
     }
     double into = static_cast<double>(evaluations % kAnnealCycleEvaluations) /
                   static_cast<double>(kAnnealCycleEvaluations);
@@ -1192,13 +1185,10 @@ improveByAnnealing(const Graph &graph, int64_t budget,
     cutoff.cost = current.cost - temperature * std::log(1.0 - unit(rng));
     cutoff.peak = budget;
     NodeId a = undo.front().first, b = undo.back().first;
-    Evaluated e =
-        resume ? executor.evaluateChanged(policy, kNoBudget, cutoff, {a, b})
-               : executor.evaluate(policy, kNoBudget, cutoff);
+    Evaluated e = executor.evaluateChanged(policy, kNoBudget, cutoff, {a, b});
     if (!e.cut && e.valid && e.peak <= budget && e.cost < cutoff.cost) {
       current = e;
-      if (resume)
-        executor.rememberChanged(policy, kNoBudget, {a, b});
+      executor.rememberChanged(policy, kNoBudget, {a, b});
       if (e.cost < bestCost) {
         bestCost = e.cost;
         best = policy;

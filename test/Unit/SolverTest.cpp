@@ -530,7 +530,7 @@ TEST(Executor, ResumedEvaluationsMatchWholeOnes) {
   // In training graphs many resumed evaluations end by finding the
   // remembered run's state again and finishing with its steps: the test
   // must reach that path often.
-  int converged = 0, taken = 0;
+  int converged = 0, convergedWithout = 0, taken = 0;
   for (unsigned seed = 0; seed < 20; ++seed) {
     Graph g = test::randomTrainingGraph(500 + seed, 10 + 7 * seed);
     detail::ResumeCheck check = detail::checkResumedEvaluations(g, seed, 400);
@@ -542,7 +542,7 @@ TEST(Executor, ResumedEvaluationsMatchWholeOnes) {
     check = detail::checkResumedEvaluations(g, seed, 400);
     EXPECT_EQ(check.mismatches, 0)
         << "seed " << seed << " without a backward pass";
-    EXPECT_EQ(check.converged, 0) << "seed " << seed;
+    convergedWithout += check.converged;
     // Resumed from states after the steps a taken change ran again, whose
     // figures the splice brings up to date.
     check = detail::checkResumedEvaluations(
@@ -550,6 +550,7 @@ TEST(Executor, ResumedEvaluationsMatchWholeOnes) {
     EXPECT_EQ(check.mismatches, 0) << "seed " << seed << ", two graphs";
   }
   EXPECT_GT(converged, 20 * 400 / 4);
+  EXPECT_GT(convergedWithout, 20 * 400 / 8);
   EXPECT_GT(taken, 20 * 400 / 6);
 }
 
