@@ -783,21 +783,33 @@ private:
           clobbered[plan.overwrites[id]] = 1;
       }
       t.live += bytes;
-      e.cost += plan.cost[id];
-      ++e.computes;
       int64_t during = t.live + plan.workspace[id];
       if (recording) {
         segment.eventCost.push_back(plan.cost[id]);
         segment.eventDuring.push_back(during);
       }
-      e.peak = std::max(e.peak, during);
-      if (during > t.budget)
-        e.excess += static_cast<double>(during - t.budget);
-      if (e.excess >= t.cutoff.excess || e.cost >= t.cutoff.cost ||
-          e.peak > t.cutoff.peak) {
-        e.cut = true;
+      if (!tallyCompute(e, t, plan.cost[id], during))
         return false;
-      }
+    }
+    return true;
+  }
+
+  /// One computation's accounting, given its cost and the bytes held while
+  /// it runs; false (and `cut` set) once the figures reach the cutoff.
+  /// account() and replay() share it, so that an evaluation finishing with
+  /// the remembered run's record makes the same additions in the same
+  /// order as one that runs the steps.
+  static bool tallyCompute(Evaluated &e, const Tally &t, double cost,
+                           int64_t during) {
+    e.cost += cost;
+    ++e.computes;
+    e.peak = std::max(e.peak, during);
+    if (during > t.budget)
+      e.excess += static_cast<double>(during - t.budget);
+    if (e.excess >= t.cutoff.excess || e.cost >= t.cutoff.cost ||
+        e.peak > t.cutoff.peak) {
+      e.cut = true;
+      return false;
     }
     return true;
   }
@@ -1025,21 +1037,10 @@ private:
   /// The accounting of the remembered run's computations [from, to),
   /// added to the figures so far: what account() would do with the same
   /// events.
-  void replay(size_t from, size_t to, Tally &t) {
-    Evaluated &e = *t.out;
-    for (size_t k = from; k < to; ++k) {
-      e.cost += memory.eventCost[k];
-      ++e.computes;
-      int64_t during = memory.eventDuring[k];
-      e.peak = std::max(e.peak, during);
-      if (during > t.budget)
-        e.excess += static_cast<double>(during - t.budget);
-      if (e.excess >= t.cutoff.excess || e.cost >= t.cutoff.cost ||
-          e.peak > t.cutoff.peak) {
-        e.cut = true;
+  void replay(size_t from, size_t to, const Tally &t) {
+    for (size_t k = from; k < to; ++k)
+      if (!tallyCompute(*t.out, t, memory.eventCost[k], memory.eventDuring[k]))
         return;
-      }
-    }
   }
 
   void free(NodeId id) {

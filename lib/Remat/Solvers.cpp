@@ -318,9 +318,8 @@ static SolveResult greedyRun(const Graph &graph, int64_t budget,
     ownExecutor.emplace(*ownPlan);
   }
   PolicyExecutor &executor = from.executor ? *from.executor : *ownExecutor;
-  executor.setCacheLimit(kNoBudget);
-  if (budget > 0 && !from.uncached) // the ladder's run at 0 has none
-    executor.setCacheLimit(budget);
+  // The ladder's run at 0 has no cache.
+  executor.setCacheLimit(budget > 0 && !from.uncached ? budget : kNoBudget);
   // Deterministic bound on the search (no clock): on graphs whose smallest
   // budgets need values recomputed over and over, every evaluation grows
   // with the schedule, and a run at a budget it cannot meet would go on for
