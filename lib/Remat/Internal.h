@@ -66,6 +66,11 @@ PinningRun pinningWithWork(const Graph &graph, int64_t budget, int64_t maxWork,
 std::pair<SolveResult, SolveResult>
 pinningThenAnnealing(const Graph &graph, int64_t budget, int64_t evaluations);
 
+/// Test hook: auto's default answer without the annealing cycle it runs on
+/// graphs without a backward pass, and with it.
+std::pair<SolveResult, SolveResult>
+autoWithoutAndWithAnnealing(const Graph &graph, int64_t budget);
+
 } // namespace remat::detail
 
 #endif // REMAT_LIB_REMAT_INTERNAL_H

@@ -1089,9 +1089,25 @@ constexpr double kAnnealTemperature = 0.02;
 constexpr int64_t kAnnealScales = 4;
 constexpr int64_t kAnnealCycleEvaluations = 20000;
 
-/// Simulated annealing over the policies, for a caller that grants auto
-/// time beyond its default search (SolverOptions::searchSeconds): change
-/// one or two random values (the second often an input or a user of the
+/// Without a backward pass, auto's default search ends with one cycle of
+/// annealing where its answer's extra compute passes this share of the
+/// compute without remat. There greedy's path drops early values whose
+/// recomputation drags long chains back in, and no pin or window undoes
+/// that alone; the annealing keeps the early values and drops later ones
+/// (Moccasin's n500 at 0.721 of its peak: 1.502x -> 1.168x, its solve
+/// 0.97 s -> 1.42 s). Measured 2026-12-05 (eighth session), single calls:
+/// the gains are at Moccasin's n500 and n1000 near their smallest budgets;
+/// their larger budgets (overheads under 1.1x) and n100 and n250 gained
+/// nothing from 20,000 evaluations, nor from five seconds. On training
+/// graphs the pinning search and the cache come within 5% of what five
+/// seconds of annealing find (bench/results/search.md), and a cycle would
+/// take ResNet50's solve past 100 ms.
+constexpr double kDefaultAnnealExtra = 0.1;
+
+/// Simulated annealing over the policies: one cycle at the end of auto's
+/// default search on graphs without a backward pass (kDefaultAnnealExtra),
+/// and as long as a caller grants beyond it (SolverOptions::searchSeconds):
+/// change one or two random values (the second often an input or a user of the
 /// first) to random policies they may have, take the
 /// result if it fits the budget and costs at most a random margin more
 /// (Metropolis: exp(-increase / T), T falling linearly to 0 in each cycle
@@ -1343,7 +1359,8 @@ struct Carried {
 /// start of the local searches. It is replaced by this budget's answer.
 static SolveResult solveAutoCarrying(const Graph &graph, int64_t budget,
                                      const SolverOptions &options,
-                                     Carried *carried) {
+                                     Carried *carried,
+                                     bool defaultAnnealing = true) {
   // Below the peak no schedule can beat (the arguments plus the op that
   // needs most), runs aimed at the budget are lost; the answer is the least
   // peak of auto's budget-independent ladders (and of the simple solvers),
@@ -1527,6 +1544,19 @@ static SolveResult solveAutoCarrying(const Graph &graph, int64_t budget,
       pinFrom(c.answer, c.policy);
     }
   }
+  // Before the answer carried in a sweep is considered, so that the
+  // sweep's answer is never dearer than this budget's alone.
+  if (defaultAnnealing && !training && best.feasible &&
+      best.cost > (1 + kDefaultAnnealExtra) * graph.baselineCost()) {
+    std::vector<Policy> start = startOf(best, bestPolicy);
+    if (!start.empty()) {
+      SolveResult r =
+          improveByAnnealing(graph, budget, start, best,
+                             std::chrono::steady_clock::time_point::max(),
+                             kAnnealCycleEvaluations);
+      consider(std::move(r), std::move(start));
+    }
+  }
   if (carried && carried->answer.feasible &&
       carried->answer.peakBytes <= budget && carried->answer.cost < best.cost) {
     consider(carried->answer, carried->policy);
@@ -1557,6 +1587,14 @@ static SolveResult solveAutoCarrying(const Graph &graph, int64_t budget,
 static SolveResult solveAuto(const Graph &graph, int64_t budget,
                              const SolverOptions &options) {
   return solveAutoCarrying(graph, budget, options, nullptr);
+}
+
+std::pair<SolveResult, SolveResult>
+remat::detail::autoWithoutAndWithAnnealing(const Graph &graph, int64_t budget) {
+  SolverOptions options;
+  return {solveAutoCarrying(graph, budget, options, nullptr,
+                            /*defaultAnnealing=*/false),
+          solveAutoCarrying(graph, budget, options, nullptr)};
 }
 
 namespace {

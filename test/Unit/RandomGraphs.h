@@ -80,6 +80,38 @@ inline Graph twoTrainingGraphs(unsigned seed, int forwardNodes) {
   return g;
 }
 
+/// A computation graph without a backward pass, shaped like Moccasin's
+/// random layered graphs: layers of a few nodes, each node reading one or
+/// two nodes of the layer before and, often, one of any earlier layer (the
+/// long edges that keep values alive across the peak).
+inline Graph randomLayeredGraph(unsigned seed, int layers, int width) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int64_t> bytes(1, 64);
+  std::uniform_real_distribution<double> cost(1.0, 10.0);
+  Graph g;
+  std::vector<std::vector<NodeId>> layer;
+  for (int l = 0; l < layers; ++l) {
+    std::vector<NodeId> &here = layer.emplace_back();
+    for (int k = 0; k < width; ++k) {
+      std::string name = "n" + std::to_string(l) + "_" + std::to_string(k);
+      NodeId id = g.addNode(
+          Node{name, cost(rng), bytes(rng), false, false, false, true, -1});
+      here.push_back(id);
+      if (l == 0)
+        continue;
+      const std::vector<NodeId> &before = layer[l - 1];
+      g.addEdge(before[rng() % before.size()], id);
+      if (rng() % 2 == 0)
+        g.addEdge(before[rng() % before.size()], id);
+      if (l > 1 && rng() % 2 == 0) {
+        const std::vector<NodeId> &far = layer[rng() % (l - 1)];
+        g.addEdge(far[rng() % far.size()], id);
+      }
+    }
+  }
+  return g;
+}
+
 } // namespace remat::test
 
 #endif // REMAT_TEST_UNIT_RANDOMGRAPHS_H
