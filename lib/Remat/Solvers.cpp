@@ -964,28 +964,23 @@ struct PinningSearch {
       return;
     // Each window's start and the compute of the values it drops; a window
     // that drops nothing has nothing to promote.
-    std::vector<std::pair<double, std::pair<size_t,size_t>>> windows;
-    std::vector<size_t> sizes = {kWindowValues};
-    if (getenv("REMAT_BIGWIN") && !training)
-      for (size_t w = kWindowValues * 4; w < order.size(); w *= 4)
-        sizes.push_back(w);
-    for (size_t size : sizes)
-    for (size_t start = 0; start < order.size(); start += size / 2) {
+    std::vector<std::pair<double, size_t>> windows;
+    for (size_t start = 0; start < order.size(); start += kWindowValues / 2) {
       double cost = 0;
-      for (size_t k = start; k < std::min(start + size, order.size());
+      for (size_t k = start; k < std::min(start + kWindowValues, order.size());
            ++k)
         if (policy[order[k]] != Policy::Keep)
           cost += graph.node(order[k]).cost;
       if (cost > 0)
-        windows.push_back({cost, {start, size}});
+        windows.push_back({cost, start});
     }
     std::stable_sort(
         windows.begin(), windows.end(),
         [](const auto &a, const auto &b) { return a.first > b.first; });
     for (size_t w = 0; w < windows.size() && work < maxWork; ++w) {
-      size_t start = windows[w].second.first, size = windows[w].second.second;
+      size_t start = windows[w].second;
       std::vector<Policy> moved = policy;
-      for (size_t k = start; k < std::min(start + size, order.size());
+      for (size_t k = start; k < std::min(start + kWindowValues, order.size());
            ++k) {
         Policy &p = moved[order[k]];
         if (p != Policy::Keep)
