@@ -1089,20 +1089,26 @@ constexpr double kAnnealTemperature = 0.02;
 constexpr int64_t kAnnealScales = 4;
 constexpr int64_t kAnnealCycleEvaluations = 20000;
 
-/// Without a backward pass, auto's default search ends with one cycle of
-/// annealing where its answer's extra compute passes this share of the
-/// compute without remat. There greedy's path drops early values whose
-/// recomputation drags long chains back in, and no pin or window undoes
-/// that alone; the annealing keeps the early values and drops later ones
-/// (Moccasin's n500 at 0.721 of its peak: 1.502x -> 1.168x, its solve
+/// Without a backward pass, auto's default search ends with annealing
+/// where its answer's extra compute passes kDefaultAnnealExtra of the
+/// compute without remat: up to kDefaultAnnealCycles cycles, the next only
+/// where the last lowered the extra compute by kDefaultAnnealMinGain of it
+/// or more. There greedy's path drops early values whose recomputation
+/// drags long chains back in, and no pin or window undoes that alone; the
+/// annealing keeps the early values and drops later ones (Moccasin's n500
+/// at 0.721 of its peak: 1.502x -> 1.168x in the first cycle, its solve
 /// 0.97 s -> 1.42 s). Measured 2026-12-05 (eighth session), single calls:
-/// the gains are at Moccasin's n500 and n1000 near their smallest budgets;
-/// their larger budgets (overheads under 1.1x) and n100 and n250 gained
-/// nothing from 20,000 evaluations, nor from five seconds. On training
+/// the gains are at Moccasin's n500 and n1000 near their smallest budgets,
+/// where later cycles, colder, keep finding cheaper answers (n1000 at
+/// 0.665: one cycle 3.261x, three 2.382x, five 2.268x; its solve 6.3, 9.8
+/// and 13.3 s); their larger budgets (overheads under 1.1x) and n100 and
+/// n250 gained nothing from a cycle, nor from five seconds. On training
 /// graphs the pinning search and the cache come within 5% of what five
 /// seconds of annealing find (bench/results/search.md), and a cycle would
 /// take ResNet50's solve past 100 ms.
 constexpr double kDefaultAnnealExtra = 0.1;
+constexpr int64_t kDefaultAnnealCycles = 3;
+constexpr double kDefaultAnnealMinGain = 0.01;
 
 /// Simulated annealing over the policies: one cycle at the end of auto's
 /// default search on graphs without a backward pass (kDefaultAnnealExtra),
@@ -1114,14 +1120,15 @@ constexpr double kDefaultAnnealExtra = 0.1;
 /// of kAnnealCycleEvaluations, each starting half as hot as the one before
 /// over kAnnealScales scales), and keep the cheapest seen. Pinning and swaps
 /// stop in a local optimum; this walks out of it through answers a little
-/// dearer. It stops at `deadline`, after `maxEvaluations` or at an answer that
-/// costs `floor` (a lower bound), whichever comes first; its random choices are
-/// seeded, so a run bounded by evaluations is reproducible.
-static SolveResult
-improveByAnnealing(const Graph &graph, int64_t budget,
-                   std::vector<Policy> &policy, SolveResult answer,
-                   std::chrono::steady_clock::time_point deadline,
-                   int64_t maxEvaluations, double floor = 0) {
+/// dearer. It stops at `deadline`, after `maxEvaluations`, at an answer that
+/// costs `floor` (a lower bound), or after a cycle that lowered the cheapest
+/// answer's extra compute by less than `minCycleGain` of it, whichever comes
+/// first; its random choices are seeded, so a run bounded by evaluations is
+/// reproducible.
+static SolveResult improveByAnnealing(
+    const Graph &graph, int64_t budget, std::vector<Policy> &policy,
+    SolveResult answer, std::chrono::steady_clock::time_point deadline,
+    int64_t maxEvaluations, double floor = 0, double minCycleGain = -1) {
   MovableValues movable = movableValues(graph);
   const std::vector<NodeId> &values = movable.all;
   if (values.empty())
@@ -1161,12 +1168,17 @@ improveByAnnealing(const Graph &graph, int64_t budget,
   std::mt19937_64 rng(0x5eed);
   std::uniform_real_distribution<double> unit(0.0, 1.0);
   int64_t cycle = 0;
+  double cycleStart = bestCost;
   std::vector<std::pair<NodeId, Policy>> undo;
   for (int64_t evaluations = 0; evaluations < maxEvaluations; ++evaluations) {
     if (evaluations % 256 == 0 && std::chrono::steady_clock::now() >= deadline)
       break;
     int64_t at = evaluations / kAnnealCycleEvaluations;
     if (at != cycle) {
+      if (cycleStart - bestCost <
+          minCycleGain * (cycleStart - graph.baselineCost()))
+        break;
+      cycleStart = bestCost;
       cycle = at;
       policy = best;
       current = executor.remember(policy, kNoBudget);
@@ -1553,7 +1565,8 @@ static SolveResult solveAutoCarrying(const Graph &graph, int64_t budget,
       SolveResult r =
           improveByAnnealing(graph, budget, start, best,
                              std::chrono::steady_clock::time_point::max(),
-                             kAnnealCycleEvaluations);
+                             kDefaultAnnealCycles * kAnnealCycleEvaluations,
+                             /*floor=*/0, kDefaultAnnealMinGain);
       consider(std::move(r), std::move(start));
     }
   }
