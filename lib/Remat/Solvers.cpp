@@ -1110,7 +1110,7 @@ constexpr double kDefaultAnnealExtra = 0.1;
 constexpr int64_t kDefaultAnnealCycles = 3;
 constexpr double kDefaultAnnealMinGain = 0.01;
 
-/// Simulated annealing over the policies: one cycle at the end of auto's
+/// Simulated annealing over the policies: a few cycles at the end of auto's
 /// default search on graphs without a backward pass (kDefaultAnnealExtra),
 /// and as long as a caller grants beyond it (SolverOptions::searchSeconds):
 /// change one or two random values (the second often an input or a user of the
@@ -1122,13 +1122,13 @@ constexpr double kDefaultAnnealMinGain = 0.01;
 /// stop in a local optimum; this walks out of it through answers a little
 /// dearer. It stops at `deadline`, after `maxEvaluations`, at an answer that
 /// costs `floor` (a lower bound), or after a cycle that lowered the cheapest
-/// answer's extra compute by less than `minCycleGain` of it, whichever comes
-/// first; its random choices are seeded, so a run bounded by evaluations is
-/// reproducible.
+/// answer's extra compute by less than `minCycleGain` of it (0: never),
+/// whichever comes first; its random choices are seeded, so a run bounded by
+/// evaluations is reproducible.
 static SolveResult improveByAnnealing(
     const Graph &graph, int64_t budget, std::vector<Policy> &policy,
     SolveResult answer, std::chrono::steady_clock::time_point deadline,
-    int64_t maxEvaluations, double floor = 0, double minCycleGain = -1) {
+    int64_t maxEvaluations, double floor = 0, double minCycleGain = 0) {
   MovableValues movable = movableValues(graph);
   const std::vector<NodeId> &values = movable.all;
   if (values.empty())
