@@ -174,39 +174,58 @@ namespace {
 /// across, and by at most their excess.
 class PressureMap {
 public:
-  PressureMap(const Graph &graph, const Schedule &schedule, int64_t budget) {
-    size_t n = schedule.size();
-    live = residentBytes(graph, schedule);
-    overSum.assign(n + 1, 0);
-    overCount.assign(n + 1, 0);
+  /// Maps `schedule` at `budget`, reusing the buffers of the last map: a
+  /// greedy run maps its schedule again after every move it takes, and a
+  /// pinning search makes hundreds of runs (a tenth of ResNet50's solve
+  /// went to allocating and filling fresh maps).
+  void assign(const Graph &graph, const Schedule &schedule, int64_t budget) {
+    size_t n = schedule.size(), nodes = graph.size();
+    if (mapped != &graph || bytesOf.size() != nodes) {
+      mapped = &graph;
+      bytesOf.resize(nodes);
+      workspaceOf.resize(nodes);
+      for (NodeId id = 0; id < static_cast<NodeId>(nodes); ++id) {
+        const Node &node = graph.node(id);
+        bytesOf[id] = node.overwrites >= 0 ? 0 : node.bytes;
+        workspaceOf[id] = node.workspace;
+      }
+    }
+    // What residentBytes() reports, the excess over the budget at each
+    // compute, and how many of each value's residence spans end in a free.
+    live.resize(n);
+    overSum.resize(n + 1);
+    overCount.resize(n + 1);
+    overSum[0] = 0;
+    overCount[0] = 0;
+    first.assign(nodes + 1, 0);
+    int64_t now = graph.argumentBytes();
     for (size_t i = 0; i < n; ++i) {
-      bool over = schedule[i].kind == Event::Kind::Compute && live[i] > budget;
+      const Event &e = schedule[i];
+      bool compute = e.kind == Event::Kind::Compute;
+      now += compute ? bytesOf[e.node] : -bytesOf[e.node];
+      live[i] = now + (compute ? workspaceOf[e.node] : 0);
+      bool over = compute && live[i] > budget;
       overSum[i + 1] =
           overSum[i] + (over ? static_cast<double>(live[i] - budget) : 0.0);
       overCount[i + 1] = overCount[i] + over;
+      if (!compute)
+        ++first[e.node + 1];
     }
-    // Residence spans [compute, free) of each value, grouped by value.
-    std::vector<uint32_t> open(graph.size(), 0), owner;
-    std::vector<std::pair<uint32_t, uint32_t>> unordered;
-    for (size_t i = 0; i < n; ++i) {
-      const Event &e = schedule[i];
-      if (e.kind == Event::Kind::Compute) {
-        open[e.node] = static_cast<uint32_t>(i);
-        continue;
-      }
-      unordered.push_back({open[e.node], static_cast<uint32_t>(i)});
-      owner.push_back(static_cast<uint32_t>(e.node));
-    }
-    // Values never freed (outputs) are never candidates; skip them.
-    first.assign(graph.size() + 1, 0);
-    for (uint32_t o : owner)
-      ++first[o + 1];
+    // Residence spans [compute, free) of each value, grouped by value in
+    // the order of their frees. Values never freed (outputs) are never
+    // candidates and have none.
     for (size_t k = 1; k < first.size(); ++k)
       first[k] += first[k - 1];
-    spans.resize(unordered.size());
-    std::vector<uint32_t> fill(first.begin(), first.end() - 1);
-    for (size_t k = 0; k < unordered.size(); ++k)
-      spans[fill[owner[k]]++] = unordered[k];
+    spans.resize(first.back());
+    fill.assign(first.begin(), first.end() - 1);
+    open.assign(nodes, 0);
+    for (size_t i = 0; i < n; ++i) {
+      const Event &e = schedule[i];
+      if (e.kind == Event::Kind::Compute)
+        open[e.node] = static_cast<uint32_t>(i);
+      else
+        spans[fill[e.node]++] = {open[e.node], static_cast<uint32_t>(i)};
+    }
   }
 
   /// Upper bound on the excess that removing `id` (of `bytes`) saves.
@@ -239,6 +258,10 @@ private:
   std::vector<int32_t> overCount;
   std::vector<uint32_t> first;
   std::vector<std::pair<uint32_t, uint32_t>> spans;
+  // Per-node figures of the graph last mapped, and scratch.
+  const Graph *mapped = nullptr;
+  std::vector<int64_t> bytesOf, workspaceOf;
+  std::vector<uint32_t> open, fill;
 };
 } // namespace
 
@@ -277,6 +300,9 @@ struct GreedyFrom {
   /// The executor to run on (one of the graph's), reused from run to run;
   /// one of its own when null.
   PolicyExecutor *executor = nullptr;
+  /// The pressure map's buffers, reused from run to run (the graph's); its
+  /// own when null.
+  PressureMap *pressure = nullptr;
 };
 } // namespace
 
@@ -392,12 +418,19 @@ static SolveResult greedyRun(const Graph &graph, int64_t budget,
   // saves.
   constexpr double kLazySlack = 0.8;
   std::priority_queue<Move> heap;
-  std::optional<PressureMap> pressure;
+  // The pressure map of the current policies, where `mapped`.
+  PressureMap ownPressure;
+  PressureMap &pressure = from.pressure ? *from.pressure : ownPressure;
+  bool mapped = false;
+  auto mapNow = [&] {
+    if (!mapped)
+      pressure.assign(graph, scheduleNow(), budget);
+    mapped = true;
+  };
   bool fresh = false; // the heap holds every move keyed at this state
   bool gaveUp = false;
   while (current.peak > budget && work <= kGreedyWorkPerNode * n) {
-    if (!pressure)
-      pressure.emplace(graph, scheduleNow(), budget);
+    mapNow();
     if (heap.empty()) {
       if (fresh)
         break; // no move lowers the excess
@@ -405,7 +438,7 @@ static SolveResult greedyRun(const Graph &graph, int64_t budget,
         for (Policy p : {Policy::Release, Policy::Recompute, Policy::Transient,
                          Policy::Late})
           if (p > policy[c] && allowed(c, p))
-            if (double key = boundScore(c, *pressure); key > 0) {
+            if (double key = boundScore(c, pressure); key > 0) {
               Evaluated e;
               if (scoring == GreedyScoring::Bound)
                 heap.push({key, c, p});
@@ -419,7 +452,7 @@ static SolveResult greedyRun(const Graph &graph, int64_t budget,
     heap.pop();
     if (top.policy <= policy[top.node])
       continue;
-    double bound = boundScore(top.node, *pressure);
+    double bound = boundScore(top.node, pressure);
     if (bound <= 0)
       continue; // not resident where memory is over the budget
     if (bound < top.score && !heap.empty() && bound < heap.top().score) {
@@ -442,7 +475,7 @@ static SolveResult greedyRun(const Graph &graph, int64_t budget,
       break;
     }
     take(top.node, top.policy, e);
-    pressure.reset();
+    mapped = false;
     fresh = false;
     if (trajectory)
       trajectory->push_back(policy);
@@ -457,7 +490,6 @@ static SolveResult greedyRun(const Graph &graph, int64_t budget,
     });
     // Holding a value through a gap cannot fit where memory plus its size
     // already exceeds the budget: such undos are skipped unsimulated.
-    std::optional<PressureMap> profile;
     for (NodeId c : moved) {
       Policy old = policy[c];
       for (Policy p : {Policy::Keep, Policy::Release, Policy::Recompute}) {
@@ -465,14 +497,13 @@ static SolveResult greedyRun(const Graph &graph, int64_t budget,
           break;
         if (p != Policy::Keep && !allowed(c, p))
           continue;
-        if (!profile)
-          profile.emplace(graph, scheduleNow(), budget);
+        mapNow();
         // Kept, the value is resident across all its gaps; recomputed,
         // across those after its early uses. (Released, it depends on what
         // else is dropped: always tried.)
         uint32_t from = p == Policy::Recompute ? 1 : 0;
         if (p != Policy::Release &&
-            profile->maxBetweenSpans(c, from) + graph.node(c).bytes > budget)
+            pressure.maxBetweenSpans(c, from) + graph.node(c).bytes > budget)
           continue;
         Cutoff cutoff;
         cutoff.cost = current.cost;
@@ -481,7 +512,7 @@ static SolveResult greedyRun(const Graph &graph, int64_t budget,
         if (!e.cut && e.valid && e.peak <= budget && e.cost < current.cost) {
           take(c, p, e);
           old = p;
-          profile.reset();
+          mapped = false;
           break;
         }
       }
@@ -818,9 +849,11 @@ struct PinningSearch {
   bool giveUp = true;
   /// Pins tried.
   int pins = 0;
-  /// The executor every greedy run of the search reuses.
+  /// The executor and the pressure map's buffers every greedy run of the
+  /// search reuses.
   std::unique_ptr<ExecutorPlan> plan;
   std::unique_ptr<PolicyExecutor> executor;
+  PressureMap pressure;
 
   /// Greedy from `start`, where `fixed` keeps its policy; true (and the new
   /// answer taken) if it is cheaper. With `giveUp` (pins and promotions in
@@ -843,6 +876,7 @@ struct PinningSearch {
       executor = std::make_unique<PolicyExecutor>(*plan);
     }
     from.executor = executor.get();
+    from.pressure = &pressure;
     SolveResult r =
         greedyRun(graph, budget, nullptr, GreedyScoring::Bound, from);
     if (!r.feasible || r.cost >= answer.cost)
