@@ -9,7 +9,7 @@ leaves every answer as it was, or what a change to the search buys and
 costs.
 
 usage: bench/solver-ab.py A/remat-solve B/remat-solve
-       [--graphs PREFIX,...] [--repeat 1] [--out FILE.md]
+       [--graphs NAME|PREFIX,...] [--repeat 1] [--out FILE.md]
 
 --graphs picks graphs of the sweep by exact name or name prefix (default:
 all but Moccasin's n500 and n1000, whose solves take seconds); --repeat
@@ -17,12 +17,10 @@ runs each budget that many times per build and keeps the least time of
 each (the answers must agree from run to run).
 """
 import argparse
-import glob
 import importlib.util
 import json
 import os
 import statistics
-import subprocess
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 spec = importlib.util.spec_from_file_location(
@@ -30,42 +28,24 @@ spec = importlib.util.spec_from_file_location(
 sweep = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(sweep)
 
-DEFAULT_GRAPHS = ("VGG16_256,MobileNet_512,ResNet50_256,random_layered_n100,"
-                  "random_layered_n250,mlp,resnet,unet,gpt")
-
-
-def solve(binary, path, budget):
-    """auto's answer at one budget, schedule included."""
-    r = subprocess.run([binary, path, f"--budget={budget}", "--solver=auto",
-                        "--json"], capture_output=True, text=True,
-                       env=sweep.ONE_THREAD)
-    if r.returncode not in (0, 2):
-        raise SystemExit(f"{binary} failed on {path} at {budget}:\n{r.stderr}")
-    return json.loads(r.stdout)
-
 
 def main():
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("a")
     p.add_argument("b")
-    p.add_argument("--graphs", default=DEFAULT_GRAPHS)
+    p.add_argument("--graphs", default=sweep.QUICK_GRAPHS)
     p.add_argument("--repeat", type=int, default=1)
     p.add_argument("--results", default=os.path.join(sweep.ROOT, "bench",
                                                      "results"))
     p.add_argument("--out")
     a = p.parse_args()
     rows = json.load(open(os.path.join(a.results, "sweep.json")))
-    names = list(dict.fromkeys(r["graph"] for r in rows))
-    items = a.graphs.split(",")
-    names = [g for g in names if g in items or any(
-        g.startswith(i) and i not in names for i in items)]
-    paths = {g: os.path.join(sweep.SHARED, f"{g}_train.json")
-             for g in ("VGG16_256", "MobileNet_512", "ResNet50_256")}
-    for g in names:
-        if g.startswith("random_layered"):
-            paths[g], = glob.glob(os.path.join(sweep.SHARED, f"{g}_*.json"))
-        elif g not in paths:
-            paths[g] = os.path.join(a.results, f"{g}-graph.json")
+    names = sweep.pick(list(dict.fromkeys(r["graph"] for r in rows)),
+                       a.graphs)
+    # The graphs the sweep solved: the project's models as it exported them.
+    paths = sweep.shared_graph_files()
+    paths.update({m: os.path.join(a.results, f"{m}-graph.json")
+                  for m in sweep.OWN_MODELS})
     head = ("| graph | budgets | B cheaper | B dearer | same cost | same "
             "schedule | A median ms | B median ms | A worst ms | B worst ms | "
             "B / A, median of per-budget ratios |")
@@ -79,7 +59,8 @@ def main():
             got = {}
             for _ in range(a.repeat):
                 for key, binary in (("a", a.a), ("b", a.b)):
-                    j = solve(binary, paths[g], budget)
+                    j = sweep.solve(None, paths[g], budget, "auto",
+                                    binary=binary, schedule=True)
                     if key in got:
                         assert j["cost"] == got[key]["cost"], "not deterministic"
                         j["solve_ms"] = min(j["solve_ms"], got[key]["solve_ms"])

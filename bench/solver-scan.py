@@ -6,7 +6,7 @@ sweep (bench/solver-sweep.py) looks at 32 budgets per graph; a search that
 depends on the budget can rise, or run long, between them.
 
 usage: bench/solver-scan.py [--build build] [--points 128]
-       [--graphs PREFIX,...] [--retime-ms 100] [--out bench/results]
+       [--graphs NAME|PREFIX,...] [--out bench/results]
 
 For each graph: --points budgets evenly spaced from the smallest one auto
 reaches to the no-remat peak, each solved by its own remat-solve run
@@ -16,14 +16,15 @@ worst as a ratio of overhead (cost / cost without remat) and of extra
 compute. The same grid is then solved in one run (`--budget=B1,B2,...`,
 each answer carried to the next budget), which is monotone by
 construction: its cost beside the single calls'. Solve times are one
-process's wall-clock reading on a shared machine; a solve over
---retime-ms is run twice more and the table reports the least of the
+process's wall-clock reading on a shared machine; single calls that read
+between 100 ms and 1 s are read twice more, as in the sweep
+(solver-sweep.py, RETIME_MS), and the table reports the least of the
 three readings (the work is deterministic: the same answer each time)
 beside the first.
 
 The graphs: those of the sweep, by default without Moccasin's n500 and
 n1000 (3 to 10 s a solve near their smallest budgets); --graphs picks by
-name prefix. Writes scan.json and scan.md into --out.
+exact name or name prefix. Writes scan.json and scan.md into --out.
 """
 import argparse
 import importlib.util
@@ -35,9 +36,6 @@ spec = importlib.util.spec_from_file_location(
     "solver_sweep", os.path.join(HERE, "solver-sweep.py"))
 sweep = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(sweep)
-
-DEFAULT_GRAPHS = ("VGG16,MobileNet,ResNet50,random_layered_n100,"
-                  "random_layered_n250,mlp,resnet,unet,gpt")
 
 
 def rises(points):
@@ -61,25 +59,18 @@ def main():
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--build", default=os.path.join(sweep.ROOT, "build"))
     p.add_argument("--points", type=int, default=128)
-    p.add_argument("--graphs", default=DEFAULT_GRAPHS)
-    p.add_argument("--retime-ms", type=float, default=100)
+    p.add_argument("--graphs", default=sweep.QUICK_GRAPHS)
     p.add_argument("--out", default=os.path.join(sweep.ROOT, "bench",
                                                  "results"))
     a = p.parse_args()
     bin_dir = os.path.join(a.build, "bin")
     os.makedirs(a.out, exist_ok=True)
     graphs = sweep.graph_files(bin_dir, a.out, a.graphs)
-    # An item that names a graph exactly picks that one only
-    # (random_layered_n100 is also a prefix of random_layered_n1000).
-    items = a.graphs.split(",")
-    graphs = {g: path for g, path in graphs.items()
-              if g in items or any(g.startswith(i) and not any(
-                  i == h for h in graphs) for i in items)}
     head = ("| graph | budgets | from / peak | feasible | rises | worst rise, "
             "overhead | worst rise, extra compute | carried run: rises | "
             "carried cheaper / dearer than single | median solve ms | "
             "worst solve ms, first reading | worst solve ms, least of 3 | "
-            f"solves over {a.retime_ms:g} ms, least of 3 |")
+            f"solves over {sweep.RETIME_MS} ms, least of 3 |")
     lines = [head, "|" + "---|" * 13]
     print("\n".join(lines), flush=True)
     results = []
@@ -91,16 +82,11 @@ def main():
                    for i in range(a.points)]
         rows = []
         for b in budgets:
-            j = sweep.solve(bin_dir, path, b, "auto")
-            times = [j["solve_ms"]]
-            if j["feasible"] and j["solve_ms"] > a.retime_ms:
-                for _ in range(2):
-                    again = sweep.solve(bin_dir, path, b, "auto")
-                    assert again["cost"] == j["cost"], "not deterministic"
-                    times.append(again["solve_ms"])
+            j, = sweep.retimed(lambda: [sweep.solve(bin_dir, path, b, "auto")])
             rows.append({"budget": b, "feasible": j["feasible"],
                          "overhead": j["overhead"] if j["feasible"] else None,
-                         "solve_ms": times})
+                         "solve_ms": j["solve_ms"],
+                         "solve_ms_first": j["solve_ms_first"]})
         carried = sweep.solve(bin_dir, path, budgets, "auto")
         for r, c in zip(rows, carried):
             r["carried_overhead"] = c["overhead"] if c["feasible"] else None
@@ -115,9 +101,9 @@ def main():
                      r["carried_overhead"] is not None and
                      r["carried_overhead"] > r["overhead"] * (1 + tol))
         feasible = [r for r in rows if r["feasible"]]
-        first = sorted(r["solve_ms"][0] for r in feasible)
-        least = [min(r["solve_ms"]) for r in feasible]
-        over = sum(1 for t in least if t > a.retime_ms)
+        first = sorted(r["solve_ms_first"] for r in feasible)
+        least = [r["solve_ms"] for r in feasible]
+        over = sum(1 for t in least if t > sweep.RETIME_MS)
         line = (f"| {name} | {len(rows)} | {floor / peak:.3f} | "
                 f"{len(feasible)}/{len(rows)} | {count} | {worst:.4f} | "
                 f"{worst_extra:.3f} | {ccount} | {cheaper} / {dearer} | "

@@ -10,14 +10,14 @@ auto solving the whole sweep in one run (remat-solve --budget=A,B,...,
 monotone by construction.
 
 usage: bench/solver-sweep.py [--build build] [--points 32]
-       [--graphs PREFIX,...] [--milp-graphs VGG16,MobileNet:20]
+       [--graphs NAME|PREFIX,...] [--milp-graphs VGG16,MobileNet:20]
        [--milp-time-limit 10] [--report-only]
 
 The graphs: Checkmate's three training graphs, Moccasin's four random
 layered graphs (no backward pass), and the training steps of the project's
 own example models (examples/: mlp, resnet, unet, gpt) as the compiler
-exports them; --graphs keeps those whose names start with one of the
-prefixes.
+exports them; --graphs keeps those it names, each item an exact name
+(random_layered_n100 is that graph only) or else a name prefix.
 
 --milp-graphs names the graphs milp runs on, each as NAME[:SECONDS[:EVERY]]:
 a time limit of its own and every EVERY-th budget of the sweep only (the
@@ -65,12 +65,15 @@ RETIME_MS = 100
 ONE_THREAD = dict(os.environ, OPENBLAS_NUM_THREADS="1")
 
 
-def solve(bin_dir, graph, budget, solver, time_limit=None, extra=()):
-    """One remat-solve run; `budget` may be a list (one run solves them all,
-    auto carrying each answer to the next larger budget): then a list of
-    results."""
+def solve(bin_dir, graph, budget, solver, time_limit=None, extra=(),
+          binary=None, schedule=False):
+    """One remat-solve run (`binary`, else bin_dir's); `budget` may be a
+    list (one run solves them all, auto carrying each answer to the next
+    larger budget): then a list of results. Their schedules are dropped
+    unless `schedule`."""
     text = ",".join(map(str, budget)) if isinstance(budget, list) else budget
-    cmd = [os.path.join(bin_dir, "remat-solve"), graph, f"--budget={text}",
+    binary = binary or os.path.join(bin_dir, "remat-solve")
+    cmd = [binary, graph, f"--budget={text}",
            f"--solver={solver}", "--json"]
     if time_limit:
         cmd.append(f"--time-limit={time_limit}")
@@ -79,8 +82,9 @@ def solve(bin_dir, graph, budget, solver, time_limit=None, extra=()):
     if r.returncode not in (0, 2):
         sys.exit(f"remat-solve failed: {' '.join(cmd)}\n{r.stderr}")
     j = json.loads(r.stdout)
-    for o in j if isinstance(j, list) else [j]:
-        o.pop("schedule")
+    if not schedule:
+        for o in j if isinstance(j, list) else [j]:
+            o.pop("schedule")
     return j
 
 
@@ -100,27 +104,51 @@ def retimed(run):
     return first
 
 
-def graph_files(bin_dir, out, prefixes=""):
-    """{name: path} of the benchmark graphs, those whose names start with
-    one of the comma-separated `prefixes` when given; the project's own
-    models are exported into `out` first."""
+# The graphs whose solves take well under a second each (all but Moccasin's
+# n500 and n1000): the default of the benches that solve every budget more
+# than once.
+QUICK_GRAPHS = ("VGG16_256,MobileNet_512,ResNet50_256,random_layered_n100,"
+                "random_layered_n250,mlp,resnet,unet,gpt")
+
+
+def pick(names, items):
+    """The names that the comma-separated `items` pick: an item that is one
+    of the names picks that one only (random_layered_n100 is also a prefix
+    of random_layered_n1000), any other item every name it begins; all
+    names when `items` is empty."""
+    if not items:
+        return list(names)
+    items = items.split(",")
+    return [g for g in names if g in items or any(
+        g.startswith(i) and i not in names for i in items)]
+
+
+def shared_graph_files():
+    """{name: path} of the graphs in ../shared/benchmarks: Checkmate's three
+    training graphs and Moccasin's four random layered graphs."""
     graphs = {name: os.path.join(SHARED, f"{name}_train.json")
               for name in ("VGG16_256", "MobileNet_512", "ResNet50_256")}
     for n in (100, 250, 500, 1000):
         path, = glob.glob(os.path.join(SHARED, f"random_layered_n{n}_*.json"))
         graphs[f"random_layered_n{n}"] = path
+    return graphs
+
+
+def graph_files(bin_dir, out, items=""):
+    """{name: path} of the benchmark graphs that `items` picks (see pick());
+    the project's own models among them are exported into `out` first."""
+    graphs = shared_graph_files()
+    graphs.update({m: os.path.join(out, f"{m}-graph.json")
+                   for m in OWN_MODELS})
+    graphs = {g: graphs[g] for g in pick(list(graphs), items)}
     # The project's own models: each example's training step, exported by
     # the compiler.
     for model in OWN_MODELS:
-        path = os.path.join(out, f"{model}-graph.json")
-        subprocess.check_call([os.path.join(bin_dir, "remat-compile"),
-                               os.path.join(ROOT, "examples", f"{model}.mlir"),
-                               "--emit=graph", "-o", path])
-        graphs[model] = path
-    if prefixes:
-        keep = prefixes.split(",")
-        graphs = {g: p for g, p in graphs.items()
-                  if any(g.startswith(x) for x in keep)}
+        if model in graphs:
+            subprocess.check_call(
+                [os.path.join(bin_dir, "remat-compile"),
+                 os.path.join(ROOT, "examples", f"{model}.mlir"),
+                 "--emit=graph", "-o", graphs[model]])
     return graphs
 
 

@@ -198,6 +198,10 @@ public:
   explicit PolicyExecutor(const ExecutorPlan &plan)
       : plan(plan), argumentBytes(plan.graph.argumentBytes()) {}
 
+  /// The plan it runs: the graph's figures in flat arrays, for callers that
+  /// walk its schedules too.
+  const ExecutorPlan &executorPlan() const { return plan; }
+
   /// Lets Transient values that a step recomputed stay resident after it
   /// while they fit under `limit` (the budget), evicted (freed) before any
   /// computation that would otherwise pass it; kNoBudget: no such cache,

@@ -177,19 +177,11 @@ public:
   /// Maps `schedule` at `budget`, reusing the buffers of the last map: a
   /// greedy run maps its schedule again after every move it takes, and a
   /// pinning search makes hundreds of runs (a tenth of ResNet50's solve
-  /// went to allocating and filling fresh maps).
-  void assign(const Graph &graph, const Schedule &schedule, int64_t budget) {
-    size_t n = schedule.size(), nodes = graph.size();
-    if (mapped != &graph || bytesOf.size() != nodes) {
-      mapped = &graph;
-      bytesOf.resize(nodes);
-      workspaceOf.resize(nodes);
-      for (NodeId id = 0; id < static_cast<NodeId>(nodes); ++id) {
-        const Node &node = graph.node(id);
-        bytesOf[id] = node.overwrites >= 0 ? 0 : node.bytes;
-        workspaceOf[id] = node.workspace;
-      }
-    }
+  /// went to allocating and filling fresh maps). Node sizes come from the
+  /// executor's `plan`, in flat arrays.
+  void assign(const ExecutorPlan &plan, const Schedule &schedule,
+              int64_t budget) {
+    size_t n = schedule.size(), nodes = plan.graph.size();
     // What residentBytes() reports, the excess over the budget at each
     // compute, and how many of each value's residence spans end in a free.
     live.resize(n);
@@ -198,12 +190,12 @@ public:
     overSum[0] = 0;
     overCount[0] = 0;
     first.assign(nodes + 1, 0);
-    int64_t now = graph.argumentBytes();
+    int64_t now = plan.graph.argumentBytes();
     for (size_t i = 0; i < n; ++i) {
       const Event &e = schedule[i];
       bool compute = e.kind == Event::Kind::Compute;
-      now += compute ? bytesOf[e.node] : -bytesOf[e.node];
-      live[i] = now + (compute ? workspaceOf[e.node] : 0);
+      now += compute ? plan.allocated[e.node] : -plan.allocated[e.node];
+      live[i] = now + (compute ? plan.workspace[e.node] : 0);
       bool over = compute && live[i] > budget;
       overSum[i + 1] =
           overSum[i] + (over ? static_cast<double>(live[i] - budget) : 0.0);
@@ -258,10 +250,7 @@ private:
   std::vector<int32_t> overCount;
   std::vector<uint32_t> first;
   std::vector<std::pair<uint32_t, uint32_t>> spans;
-  // Per-node figures of the graph last mapped, and scratch.
-  const Graph *mapped = nullptr;
-  std::vector<int64_t> bytesOf, workspaceOf;
-  std::vector<uint32_t> open, fill;
+  std::vector<uint32_t> open, fill; // scratch
 };
 } // namespace
 
@@ -424,7 +413,7 @@ static SolveResult greedyRun(const Graph &graph, int64_t budget,
   bool mapped = false;
   auto mapNow = [&] {
     if (!mapped)
-      pressure.assign(graph, scheduleNow(), budget);
+      pressure.assign(executor.executorPlan(), scheduleNow(), budget);
     mapped = true;
   };
   bool fresh = false; // the heap holds every move keyed at this state
