@@ -131,6 +131,12 @@ public:
       : graph(graph), lastRead(lastRead), slot(graph.size(), -1),
         depOfMoment(graph.size(), 0) {}
 
+  /// Values read after the moment that may be dropped at no cost, because
+  /// the window ends before they are read again (see windowBound): a
+  /// recomputation in the window that reads one needs it held or brought
+  /// back too, like a value read for the last time. Null outside windows.
+  void setWindowFree(const std::vector<char> *marks) { windowFree = marks; }
+
   /// The cost of one choice at moment `t` that covers `need` with
   /// `items` (in cost-per-byte order) and brings back what they need:
   /// no bound at the moment is above it. Minus infinity where no item
@@ -198,7 +204,8 @@ private:
       for (NodeId d : graph.deps(vars[k].id)) {
         const Node &n = graph.node(d);
         if (slot[d] >= 0 || n.argument || n.output || depOfMoment[d] ||
-            allocated(n) == 0 || lastRead[d] > t)
+            allocated(n) == 0 ||
+            (lastRead[d] > t && !(windowFree && (*windowFree)[d])))
           continue;
         slot[d] = static_cast<int32_t>(vars.size());
         vars.push_back(
@@ -259,6 +266,7 @@ private:
   std::vector<char> depOfMoment;
   std::vector<Var> vars;
   std::vector<NodeId> dragged;
+  const std::vector<char> *windowFree = nullptr;
 };
 
 /// The relaxation's network at one moment. Nodes: source, sink, then per
@@ -585,9 +593,13 @@ double ClosureRelaxation::coverByOptions(int64_t need, int64_t branches) {
         return cost;
       if (decided[inc.item])
         continue;
-      double take = std::min(1.0, left / inc.bytes);
-      cost += take * inc.cost;
-      left -= take * inc.bytes;
+      // The increment that covers what is left is taken in part, and
+      // ends the walk: `left - left / bytes * bytes` may round to a
+      // positive crumb that no later increment would clear.
+      if (inc.bytes >= left)
+        return cost + inc.cost * left / inc.bytes;
+      cost += inc.cost;
+      left -= inc.bytes;
     }
     return left <= 0 ? cost : std::numeric_limits<double>::infinity();
   };
@@ -618,7 +630,97 @@ double ClosureRelaxation::coverByOptions(int64_t need, int64_t branches) {
 }
 } // namespace
 
-double Graph::costLowerBound(int64_t budget) const {
+namespace {
+/// A moment where a chain of windows may start: the bytes over the budget,
+/// the values that may be dropped, and the first computation after the
+/// moment that reads each of them.
+struct WindowMoment {
+  NodeId t;
+  int64_t over;
+  std::vector<CoverItem> items;
+  std::vector<NodeId> nextRead;
+};
+
+/// The bound over windows. A value dropped at moment t and read again by
+/// the first computation of node r, at or before the next moment t' of a
+/// chain, is computed again between the two moments, and so are its inputs
+/// that are not resident at t, in turn; values read only after t' may go at
+/// no cost in that window. Each window's recomputations happen between its
+/// moments, so a chain's windows count different computations and their
+/// bounds add up: a value dropped across a whole backward pass is charged
+/// in every window where something dropped needs it again (the stem of a
+/// ResNet, brought back once per block), where one moment charges it once.
+class WindowBound {
+public:
+  WindowBound(const Graph &graph, CoverKnapsack &knapsack,
+              ClosureRelaxation &closure, int64_t branches,
+              int64_t optionBranches)
+      : knapsack(knapsack), closure(closure), branches(branches),
+        optionBranches(optionBranches), free(graph.size(), 0) {}
+
+  /// The best chain's bound: the largest over chains of moments of the sum
+  /// of their windows' bounds, the last window open to the end.
+  double chain(const std::vector<WindowMoment> &moments) {
+    size_t m = moments.size();
+    // best[i]: the best chain that starts at moment i. It never grows as i
+    // does (a window in front of a chain only adds), and a window never
+    // bounds more than its moment does to the end, so past the first j
+    // where even that cannot beat best[i], no j can.
+    std::vector<double> best(m, 0);
+    double result = 0;
+    for (size_t i = m; i-- > 0;) {
+      double toEnd = bound(moments[i], std::numeric_limits<NodeId>::max(), 0);
+      best[i] = toEnd;
+      for (size_t j = i + 1; j < m && toEnd + best[j] > best[i]; ++j)
+        best[i] = std::max(best[i],
+                           bound(moments[i], moments[j].t, best[i] - best[j]) +
+                               best[j]);
+      result = std::max(result, best[i]);
+    }
+    return result;
+  }
+
+private:
+  /// A bound on what the window from `m` to the moment of node `end`
+  /// recomputes; where that cannot pass `beat`, anything from it up to
+  /// `beat`.
+  double bound(const WindowMoment &m, NodeId end, double beat) {
+    costly.clear();
+    int64_t freeBytes = 0;
+    for (size_t k = 0; k < m.items.size(); ++k) {
+      if (m.nextRead[k] <= end) {
+        costly.push_back(m.items[k]);
+      } else {
+        freeBytes += m.items[k].bytes;
+        free[m.items[k].id] = 1;
+      }
+    }
+    int64_t need = m.over - freeBytes;
+    double result = 0;
+    if (need > 0) {
+      result = knapsack.solve(costly, need, branches);
+      closure.setWindowFree(&free);
+      double floor = std::max(result, beat);
+      // The minimum cuts only where one choice costs more than the floor.
+      if (closure.upperBound(m.t, costly, need) > floor)
+        result = std::max(
+            result, closure.solve(m.t, costly, need, floor, optionBranches));
+      closure.setWindowFree(nullptr);
+    }
+    for (const CoverItem &i : m.items)
+      free[i.id] = 0;
+    return result;
+  }
+
+  CoverKnapsack &knapsack;
+  ClosureRelaxation &closure;
+  int64_t branches, optionBranches;
+  std::vector<char> free;
+  std::vector<CoverItem> costly;
+};
+} // namespace
+
+double Graph::costLowerBound(int64_t budget, CostBoundEffort effort) const {
   auto allocated = [&](NodeId id) {
     return nodes[id].overwrites >= 0 ? 0 : nodes[id].bytes;
   };
@@ -751,5 +853,43 @@ double Graph::costLowerBound(int64_t budget) const {
              worst = closure.solve(t, items, over[t], worst, kOptionBranches);
            return std::isfinite(worst);
          });
+  if (effort == CostBoundEffort::Windows && std::isfinite(worst)) {
+    // Windows between moments (docs/Design.md, "The cost bound"): from
+    // every moment over the budget (evenly spaced ones on graphs with
+    // more), a chain of windows, each a bound on the recomputations
+    // between its moment and the next, found by dynamic programming.
+    constexpr size_t kWindowMoments = 512;
+    std::vector<NodeId> starts;
+    for (NodeId t = 0; t < (NodeId)n; ++t)
+      if (over[t] > 0)
+        starts.push_back(t);
+    if (starts.size() > kWindowMoments) {
+      std::vector<NodeId> spaced;
+      for (size_t i = 0; i < kWindowMoments; ++i)
+        spaced.push_back(starts[i * starts.size() / kWindowMoments]);
+      starts = std::move(spaced);
+    }
+    std::fill(chosen.begin(), chosen.end(), 0);
+    for (NodeId t : starts)
+      chosen[t] = 1;
+    std::vector<WindowMoment> moments;
+    walk([&](NodeId t) { return chosen[t] != 0; },
+         [&](NodeId t, int64_t, int64_t, const auto &items) {
+           if (!chosen[t])
+             return true;
+           WindowMoment &m = moments.emplace_back();
+           m.t = t;
+           m.over = over[t];
+           m.items = items;
+           for (const CoverItem &i : items) {
+             const std::vector<NodeId> &readers = users(i.id);
+             m.nextRead.push_back(
+                 *std::upper_bound(readers.begin(), readers.end(), t));
+           }
+           return true;
+         });
+    WindowBound window(*this, knapsack, closure, kBranches, kOptionBranches);
+    worst = std::max(worst, window.chain(moments));
+  }
   return baselineCost() + worst;
 }

@@ -445,6 +445,39 @@ TEST(Graph, CostLowerBoundIsUnderTheOptimumAndOftenMeetsIt) {
   EXPECT_GT(raised, 10);
 }
 
+TEST(Graph, WindowedCostLowerBoundIsUnderTheOptimumAndLiftsTheMoments) {
+  // Against every schedule of tiny graphs (brute force): the windows'
+  // bound never passes the optimum, never falls below the moments' bound,
+  // and lifts it often (something dropped is brought back in more than one
+  // window), so that it meets the optimum more often.
+  int compared = 0, lifted = 0, tightMoments = 0, tightWindows = 0;
+  for (unsigned seed = 0; seed < 200; ++seed) {
+    Graph g = seed < 25 ? tinyGraphMaybeWithWorkspace(seed)
+                        : tinyGraph(seed, 8 + seed % 5);
+    SolveResult none = solve("none", g, kNoBudget);
+    for (double f : {0.85, 0.7, 0.6, 0.5, 0.4}) {
+      int64_t budget = static_cast<int64_t>(none.peakBytes * f);
+      std::optional<double> optimum = test::bruteForceOptimum(g, budget);
+      if (!optimum)
+        continue;
+      double moments = g.costLowerBound(budget);
+      double windows = g.costLowerBound(budget, CostBoundEffort::Windows);
+      ++compared;
+      EXPECT_LE(windows, *optimum + 1e-9)
+          << "seed " << seed << " at " << budget;
+      EXPECT_GE(windows, moments) << "seed " << seed << " at " << budget;
+      lifted += windows > moments + 1e-9;
+      tightMoments += moments >= *optimum - 1e-9;
+      tightWindows += windows >= *optimum - 1e-9;
+    }
+  }
+  // 303 budgets compared, 98 lifted, the optimum met at 203 (156 by the
+  // moments alone) when this was written.
+  EXPECT_GT(compared, 200);
+  EXPECT_GT(lifted, compared / 5);
+  EXPECT_GT(tightWindows, tightMoments + compared / 10);
+}
+
 TEST(Graph, CostLowerBoundChargesWhatARecomputationNeeds) {
   // a is expensive and read only by r, which is cheap and read again at
   // the end (by g). While c computes, r cannot stay, and bringing it back
@@ -506,12 +539,14 @@ TEST(Graph, CostLowerBoundIsUnderEverySolversCost) {
     for (double f : {0.9, 0.7, 0.5, 0.35}) {
       int64_t budget = static_cast<int64_t>(none.peakBytes * f);
       double bound = g.costLowerBound(budget);
+      double windows = g.costLowerBound(budget, CostBoundEffort::Windows);
+      EXPECT_GE(windows, bound);
       for (const std::string &name : solverNames()) {
         if (name == "milp")
           continue;
         SolveResult r = solve(name, g, budget);
         if (r.feasible) {
-          EXPECT_GE(r.cost, bound - 1e-9)
+          EXPECT_GE(r.cost, windows - 1e-9)
               << name << " seed " << seed << " budget " << budget;
         }
       }
