@@ -656,7 +656,7 @@ public:
               ClosureRelaxation &closure, int64_t branches,
               int64_t optionBranches)
       : knapsack(knapsack), closure(closure), branches(branches),
-        optionBranches(optionBranches), free(graph.size(), 0) {}
+        optionBranches(optionBranches), readLater(graph.size(), 0) {}
 
   /// The best chain's bound: the largest over chains of moments of the sum
   /// of their windows' bounds, the last window open to the end.
@@ -692,14 +692,14 @@ private:
         costly.push_back(m.items[k]);
       } else {
         freeBytes += m.items[k].bytes;
-        free[m.items[k].id] = 1;
+        readLater[m.items[k].id] = 1;
       }
     }
     int64_t need = m.over - freeBytes;
     double result = 0;
     if (need > 0) {
       result = knapsack.solve(costly, need, branches);
-      closure.setWindowFree(&free);
+      closure.setWindowFree(&readLater);
       double floor = std::max(result, beat);
       // The minimum cuts only where one choice costs more than the floor.
       if (closure.upperBound(m.t, costly, need) > floor)
@@ -708,14 +708,14 @@ private:
       closure.setWindowFree(nullptr);
     }
     for (const CoverItem &i : m.items)
-      free[i.id] = 0;
+      readLater[i.id] = 0;
     return result;
   }
 
   CoverKnapsack &knapsack;
   ClosureRelaxation &closure;
   int64_t branches, optionBranches;
-  std::vector<char> free;
+  std::vector<char> readLater; // read only after the window: free to go
   std::vector<CoverItem> costly;
 };
 } // namespace
