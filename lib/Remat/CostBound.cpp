@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Internal.h"
 #include "remat/Remat/Graph.h"
 
 #include <boost/graph/adjacency_list.hpp>
@@ -86,24 +87,40 @@ public:
     order.reset(items);
     left = branches;
     best = std::numeric_limits<double>::infinity();
+    taken.clear();
+    bestTaken.clear();
     double root = order.fractional(0, need);
     search(0, need, 0);
     return left < 0 ? root : best;
   }
 
+  /// The items of the cheapest cover the last solve found.
+  std::vector<NodeId> cover() const {
+    std::vector<NodeId> ids;
+    for (size_t k : bestTaken)
+      ids.push_back(order[k].id);
+    return ids;
+  }
+
 private:
   void search(size_t k, int64_t need, double cost) {
     if (need <= 0) {
-      best = std::min(best, cost);
+      if (cost < best) {
+        best = cost;
+        bestTaken = taken;
+      }
       return;
     }
     if (k == order.size() || --left < 0 ||
         cost + order.fractional(k, need) >= best)
       return;
+    taken.push_back(k);
     search(k + 1, need - order[k].bytes, cost + order[k].cost);
+    taken.pop_back();
     search(k + 1, need, cost);
   }
 
+  std::vector<size_t> taken, bestTaken;
   RatioOrder order;
   int64_t left = 0;
   double best = 0;
@@ -631,6 +648,96 @@ double ClosureRelaxation::coverByOptions(int64_t need, int64_t branches) {
 } // namespace
 
 namespace {
+/// One walk over a graph's nodes in order: at each first computation t,
+/// `atNode(t, forced, optional, items)` gets the bytes that must be held
+/// then, the bytes of the values computed before t and read after it that
+/// may be dropped and computed again, and those values as items (only
+/// where `wantItems(t)`: building the list is most of the work on large
+/// graphs). The walk stops where `atNode` returns false.
+class MomentWalk {
+public:
+  explicit MomentWalk(const Graph &graph)
+      : graph(graph), lastRead(graph.size(), -1) {
+    for (NodeId id = 0; id < (NodeId)graph.size(); ++id)
+      for (NodeId u : graph.users(id))
+        lastRead[id] = std::max(lastRead[id], u);
+  }
+
+  /// The last node that reads each value (-1: none).
+  const std::vector<NodeId> &lastReads() const { return lastRead; }
+
+  template <typename Want, typename At>
+  bool run(Want wantItems, At atNode) const {
+    size_t n = graph.size();
+    std::vector<char> read(n, 0);
+    std::vector<NodeId> open; // computed, read later, not an output
+    std::vector<CoverItem> items;
+    int64_t outputs = 0; // outputs computed so far: never freed
+    for (NodeId t = 0; t < (NodeId)n; ++t) {
+      const Node &node = graph.node(t);
+      if (node.argument)
+        continue;
+      int64_t forced =
+          graph.argumentBytes() + outputs + allocated(t) + node.workspace;
+      for (NodeId d : graph.deps(t)) {
+        read[d] = 1;
+        if (!graph.node(d).argument && !graph.node(d).output)
+          forced += allocated(d);
+      }
+      bool want = wantItems(t);
+      items.clear();
+      int64_t optional = 0;
+      size_t kept = 0;
+      for (NodeId i : open) {
+        if (lastRead[i] <= t)
+          continue; // read for the last time by now: may be gone
+        open[kept++] = i;
+        if (read[i] || allocated(i) == 0)
+          continue;
+        if (!graph.node(i).recomputable) {
+          forced += allocated(i); // cannot come back: it stays
+          continue;
+        }
+        optional += allocated(i);
+        if (want)
+          items.push_back({allocated(i), graph.node(i).cost, i});
+      }
+      open.resize(kept);
+      for (NodeId d : graph.deps(t))
+        read[d] = 0;
+      if (!atNode(t, forced, optional, items))
+        return false;
+      if (node.output)
+        outputs += allocated(t);
+      else if (lastRead[t] > t)
+        open.push_back(t);
+    }
+    return true;
+  }
+
+  /// The bytes each node's moment is over `budget` by, in `over`; false
+  /// where what must be held alone is over it somewhere.
+  bool overBudget(int64_t budget, std::vector<int64_t> &over) const {
+    over.assign(graph.size(), 0);
+    return run([](NodeId) { return false; },
+               [&](NodeId t, int64_t forced, int64_t optional, const auto &) {
+                 over[t] = forced + optional - budget;
+                 return forced <= budget;
+               });
+  }
+
+private:
+  int64_t allocated(NodeId id) const {
+    const Node &n = graph.node(id);
+    return n.overwrites >= 0 ? 0 : n.bytes;
+  }
+
+  const Graph &graph;
+  std::vector<NodeId> lastRead;
+};
+} // namespace
+
+namespace {
 /// A moment where a chain of windows may start: the bytes over the budget,
 /// the values that may be dropped, and the first computation after the
 /// moment that reads each of them.
@@ -721,73 +828,16 @@ private:
 } // namespace
 
 double Graph::costLowerBound(int64_t budget, CostBoundEffort effort) const {
-  auto allocated = [&](NodeId id) {
-    return nodes[id].overwrites >= 0 ? 0 : nodes[id].bytes;
-  };
   size_t n = size();
-  std::vector<NodeId> lastRead(n, -1);
-  for (NodeId id = 0; id < (NodeId)n; ++id)
-    for (NodeId u : users(id))
-      lastRead[id] = std::max(lastRead[id], u);
-  // One walk over the nodes in order, calling
-  // `atNode(t, forced, optional, items)` at each first computation with the
-  // bytes that must be held then, the bytes of the values computed before
-  // t and read after it that may be dropped and computed again, and those
-  // values as items. `wantItems(t)` says where the list is needed
-  // (building it is most of the work on large graphs).
+  MomentWalk moments(*this);
+  const std::vector<NodeId> &lastRead = moments.lastReads();
   auto walk = [&](auto wantItems, auto atNode) {
-    std::vector<char> read(n, 0);
-    std::vector<NodeId> open; // computed, read later, not an output
-    std::vector<CoverItem> items;
-    int64_t outputs = 0; // outputs computed so far: never freed
-    for (NodeId t = 0; t < (NodeId)n; ++t) {
-      if (nodes[t].argument)
-        continue;
-      int64_t forced =
-          argumentBytes() + outputs + allocated(t) + nodes[t].workspace;
-      for (NodeId d : deps(t)) {
-        read[d] = 1;
-        if (!nodes[d].argument && !nodes[d].output)
-          forced += allocated(d);
-      }
-      bool want = wantItems(t);
-      items.clear();
-      int64_t optional = 0;
-      size_t kept = 0;
-      for (NodeId i : open) {
-        if (lastRead[i] <= t)
-          continue; // read for the last time by now: may be gone
-        open[kept++] = i;
-        if (read[i] || allocated(i) == 0)
-          continue;
-        if (!nodes[i].recomputable) {
-          forced += allocated(i); // cannot come back: it stays
-          continue;
-        }
-        optional += allocated(i);
-        if (want)
-          items.push_back({allocated(i), nodes[i].cost, i});
-      }
-      open.resize(kept);
-      for (NodeId d : deps(t))
-        read[d] = 0;
-      if (!atNode(t, forced, optional, items))
-        return false;
-      if (nodes[t].output)
-        outputs += allocated(t);
-      else if (lastRead[t] > t)
-        open.push_back(t);
-    }
-    return true;
+    return moments.run(wantItems, atNode);
   };
   // First the bytes each node's moment is over the budget by; infinity
   // where what must be held alone is over it.
-  std::vector<int64_t> over(n, 0);
-  if (!walk([](NodeId) { return false; },
-            [&](NodeId t, int64_t forced, int64_t optional, const auto &) {
-              over[t] = forced + optional - budget;
-              return forced <= budget;
-            }))
+  std::vector<int64_t> over;
+  if (!moments.overBudget(budget, over))
     return std::numeric_limits<double>::infinity();
   // Then the knapsack at the moments most over the budget: every one on
   // the field's graphs, the 1,024 largest on bigger ones (a bound over
@@ -892,4 +942,46 @@ double Graph::costLowerBound(int64_t budget, CostBoundEffort effort) const {
     worst = std::max(worst, window.chain(moments));
   }
   return baselineCost() + worst;
+}
+
+std::vector<NodeId> remat::detail::cheapestCoverAtPeak(const Graph &graph,
+                                                       int64_t budget) {
+  // The moments most over the budget, where one knapsack each is cheap
+  // (the bound's own walk takes up to 55 ms on ResNet50; this, about one).
+  constexpr size_t kCoverMoments = 8;
+  constexpr int64_t kCoverBranches = 20000;
+  MomentWalk walk(graph);
+  std::vector<int64_t> over;
+  if (!walk.overBudget(budget, over))
+    return {};
+  std::vector<NodeId> order;
+  for (NodeId t = 0; t < (NodeId)graph.size(); ++t)
+    if (over[t] > 0)
+      order.push_back(t);
+  auto fartherOver = [&](NodeId a, NodeId b) {
+    return over[a] != over[b] ? over[a] > over[b] : a < b;
+  };
+  if (order.size() > kCoverMoments) {
+    std::nth_element(order.begin(), order.begin() + kCoverMoments, order.end(),
+                     fartherOver);
+    order.resize(kCoverMoments);
+  }
+  std::vector<char> chosen(graph.size(), 0);
+  for (NodeId t : order)
+    chosen[t] = 1;
+  CoverKnapsack knapsack;
+  double dearest = -1;
+  std::vector<NodeId> cover;
+  walk.run([&](NodeId t) { return chosen[t] != 0; },
+           [&](NodeId t, int64_t, int64_t, auto &items) {
+             if (!chosen[t])
+               return true;
+             double cost = knapsack.solve(items, over[t], kCoverBranches);
+             if (std::isfinite(cost) && cost > dearest) {
+               dearest = cost;
+               cover = knapsack.cover();
+             }
+             return true;
+           });
+  return cover;
 }

@@ -71,6 +71,11 @@ pinningThenAnnealing(const Graph &graph, int64_t budget, int64_t evaluations);
 std::pair<SolveResult, SolveResult>
 autoWithoutAndWithAnnealing(const Graph &graph, int64_t budget);
 
+/// A start for auto's searches from the cost bound: the values whose drop
+/// covers, at least cost, the moment that needs the dearest such cover
+/// (of the few most over the budget); empty where nothing fits.
+std::vector<NodeId> cheapestCoverAtPeak(const Graph &graph, int64_t budget);
+
 } // namespace remat::detail
 
 #endif // REMAT_LIB_REMAT_INTERNAL_H
