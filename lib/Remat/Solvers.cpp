@@ -672,6 +672,11 @@ constexpr size_t kMorePinningStarts = 3;
 /// budgets below the one asked for.
 constexpr size_t kSmallGraphNodes = 256;
 
+/// Auto's greedy run from the cost bound's cover runs only where that
+/// start peaks at most this many times the budget (on the sweep's budgets
+/// it led somewhere cheaper only where the start peaked under 1.95 times).
+constexpr int64_t kCoverStartPeak = 2;
+
 /// Where greedy's run gets stuck, it runs again at these fractions of the
 /// budget before it turns to its ladder: its path depends on the budget,
 /// and a slightly smaller one often gets through (or ends in a state that
@@ -1473,18 +1478,27 @@ static SolveResult solveAutoCarrying(const Graph &graph, int64_t budget,
   // On training graphs, greedy also starts from the values the cost
   // bound drops where it is dearest, held for recomputation: where that
   // cover holds at the other moments too, the searches from it reach the
-  // bound, which greedy from keeping everything often misses by a few
-  // values (ResNet50: 11 of its 32 sweep budgets met the bound only so).
+  // bound, which greedy from keeping everything often misses by a value
+  // or two. Not where the cover leaves the peak far over the budget
+  // (kCoverStartPeak): there one moment's cover says little about the
+  // others (ResNet50 below 0.34 of its peak, where its solves are
+  // slowest).
   if (training) {
     std::vector<NodeId> cover = detail::cheapestCoverAtPeak(graph, budget);
-    if (!cover.empty()) {
-      std::vector<char> recomputable(graph.size(), 0);
-      for (NodeId c : movableValues(graph).checkpoints)
-        recomputable[c] = 1;
-      std::vector<Policy> start(graph.size(), Policy::Keep);
-      for (NodeId id : cover)
-        if (recomputable[id])
-          start[id] = Policy::Recompute;
+    std::vector<char> recomputable(graph.size(), 0);
+    for (NodeId c : movableValues(graph).checkpoints)
+      recomputable[c] = 1;
+    std::vector<Policy> start(graph.size(), Policy::Keep);
+    bool any = false;
+    for (NodeId id : cover)
+      if (recomputable[id]) {
+        start[id] = Policy::Recompute;
+        any = true;
+      }
+    if (any &&
+        simulate(graph, scheduleFromPolicies(graph, start, budget)).peakBytes /
+                2 <=
+            budget) {
       GreedyFrom from;
       from.start = &start;
       from.policy = &policies.emplace_back();
