@@ -17,16 +17,13 @@ runs each budget that many times per build and keeps the least time of
 each (the answers must agree from run to run).
 """
 import argparse
-import importlib.util
 import json
 import os
 import statistics
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-spec = importlib.util.spec_from_file_location(
-    "solver_sweep", os.path.join(HERE, "solver-sweep.py"))
-sweep = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(sweep)
+from sweep_module import solver_sweep
+
+sweep = solver_sweep()
 
 
 def main():

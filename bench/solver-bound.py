@@ -17,16 +17,13 @@ too, so each column is the best over the budgets at or above it
 (solver-sweep.py's envelope).
 """
 import argparse
-import importlib.util
 import json
 import os
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-spec = importlib.util.spec_from_file_location(
-    "solver_sweep", os.path.join(HERE, "solver-sweep.py"))
-sweep = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(sweep)
+from sweep_module import solver_sweep
+
+sweep = solver_sweep()
 
 WITHIN = 1.05
 

@@ -27,15 +27,12 @@ n1000 (3 to 10 s a solve near their smallest budgets); --graphs picks by
 exact name or name prefix. Writes scan.json and scan.md into --out.
 """
 import argparse
-import importlib.util
 import json
 import os
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-spec = importlib.util.spec_from_file_location(
-    "solver_sweep", os.path.join(HERE, "solver-sweep.py"))
-sweep = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(sweep)
+from sweep_module import solver_sweep
+
+sweep = solver_sweep()
 
 
 def rises(points):

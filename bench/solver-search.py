@@ -17,17 +17,14 @@ on the machine and on what else runs; each granted time runs --repeat
 times, and the table gives the median and the range.
 """
 import argparse
-import importlib.util
 import json
 import os
 import statistics
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-spec = importlib.util.spec_from_file_location(
-    "solver_sweep", os.path.join(HERE, "solver-sweep.py"))
-sweep = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(sweep)
+from sweep_module import solver_sweep
+
+sweep = solver_sweep()
 
 
 def main():

@@ -149,7 +149,7 @@ public:
         depOfMoment(graph.size(), 0) {}
 
   /// Values read after the moment that may be dropped at no cost, because
-  /// the window ends before they are read again (see windowBound): a
+  /// the window ends before they are read again (see WindowBound): a
   /// recomputation in the window that reads one needs it held or brought
   /// back too, like a value read for the last time. Null outside windows.
   void setWindowFree(const std::vector<char> *marks) { windowFree = marks; }
@@ -829,15 +829,12 @@ private:
 
 double Graph::costLowerBound(int64_t budget, CostBoundEffort effort) const {
   size_t n = size();
-  MomentWalk moments(*this);
-  const std::vector<NodeId> &lastRead = moments.lastReads();
-  auto walk = [&](auto wantItems, auto atNode) {
-    return moments.run(wantItems, atNode);
-  };
+  MomentWalk walk(*this);
+  const std::vector<NodeId> &lastRead = walk.lastReads();
   // First the bytes each node's moment is over the budget by; infinity
   // where what must be held alone is over it.
   std::vector<int64_t> over;
-  if (!moments.overBudget(budget, over))
+  if (!walk.overBudget(budget, over))
     return std::numeric_limits<double>::infinity();
   // Then the knapsack at the moments most over the budget: every one on
   // the field's graphs, the 1,024 largest on bigger ones (a bound over
@@ -871,14 +868,15 @@ double Graph::costLowerBound(int64_t budget, CostBoundEffort effort) const {
   ClosureRelaxation closure(*this, lastRead);
   double worst = 0;
   std::vector<double> upper(n, 0);
-  walk([&](NodeId t) { return chosen[t] != 0; },
-       [&](NodeId t, int64_t, int64_t, auto &items) {
-         if (chosen[t]) {
-           worst = std::max(worst, knapsack.solve(items, over[t], kBranches));
-           upper[t] = closure.upperBound(t, items, over[t]);
-         }
-         return true;
-       });
+  walk.run([&](NodeId t) { return chosen[t] != 0; },
+           [&](NodeId t, int64_t, int64_t, auto &items) {
+             if (chosen[t]) {
+               worst =
+                   std::max(worst, knapsack.solve(items, over[t], kBranches));
+               upper[t] = closure.upperBound(t, items, over[t]);
+             }
+             return true;
+           });
   if (!std::isfinite(worst))
     return std::numeric_limits<double>::infinity();
   std::vector<NodeId> lifting;
@@ -897,12 +895,13 @@ double Graph::costLowerBound(int64_t budget, CostBoundEffort effort) const {
   for (NodeId t : lifting)
     chosen[t] = 1;
   if (!lifting.empty())
-    walk([&](NodeId t) { return chosen[t] != 0; },
-         [&](NodeId t, int64_t, int64_t, auto &items) {
-           if (chosen[t])
-             worst = closure.solve(t, items, over[t], worst, kOptionBranches);
-           return std::isfinite(worst);
-         });
+    walk.run([&](NodeId t) { return chosen[t] != 0; },
+             [&](NodeId t, int64_t, int64_t, auto &items) {
+               if (chosen[t])
+                 worst =
+                     closure.solve(t, items, over[t], worst, kOptionBranches);
+               return std::isfinite(worst);
+             });
   if (effort == CostBoundEffort::Windows && std::isfinite(worst)) {
     // Windows between moments (docs/Design.md, "The cost bound"): from
     // every moment over the budget (evenly spaced ones on graphs with
@@ -923,21 +922,21 @@ double Graph::costLowerBound(int64_t budget, CostBoundEffort effort) const {
     for (NodeId t : starts)
       chosen[t] = 1;
     std::vector<WindowMoment> moments;
-    walk([&](NodeId t) { return chosen[t] != 0; },
-         [&](NodeId t, int64_t, int64_t, const auto &items) {
-           if (!chosen[t])
-             return true;
-           WindowMoment &m = moments.emplace_back();
-           m.t = t;
-           m.over = over[t];
-           m.items = items;
-           for (const CoverItem &i : items) {
-             const std::vector<NodeId> &readers = users(i.id);
-             m.nextRead.push_back(
-                 *std::upper_bound(readers.begin(), readers.end(), t));
-           }
-           return true;
-         });
+    walk.run([&](NodeId t) { return chosen[t] != 0; },
+             [&](NodeId t, int64_t, int64_t, const auto &items) {
+               if (!chosen[t])
+                 return true;
+               WindowMoment &m = moments.emplace_back();
+               m.t = t;
+               m.over = over[t];
+               m.items = items;
+               for (const CoverItem &i : items) {
+                 const std::vector<NodeId> &readers = users(i.id);
+                 m.nextRead.push_back(
+                     *std::upper_bound(readers.begin(), readers.end(), t));
+               }
+               return true;
+             });
     WindowBound window(*this, knapsack, closure, kBranches, kOptionBranches);
     worst = std::max(worst, window.chain(moments));
   }
@@ -946,8 +945,8 @@ double Graph::costLowerBound(int64_t budget, CostBoundEffort effort) const {
 
 std::vector<NodeId> remat::detail::cheapestCoverAtPeak(const Graph &graph,
                                                        int64_t budget) {
-  // The moments most over the budget, where one knapsack each is cheap
-  // (the bound's own walk takes up to 55 ms on ResNet50; this, about one).
+  // Only the moments most over the budget, one knapsack each: a solve
+  // cannot afford the whole bound (up to 55 ms on ResNet50).
   constexpr size_t kCoverMoments = 8;
   constexpr int64_t kCoverBranches = 20000;
   MomentWalk walk(graph);
