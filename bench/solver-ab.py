@@ -8,8 +8,14 @@ per-budget ratio B / A). For checking that a change meant to be faster
 leaves every answer as it was, or what a change to the search buys and
 costs.
 
+With --bound=moments or --bound=windows it compares the graph's cost bound
+instead (remat-solve --solver=none --bound=...): how many budgets get a
+higher, lower or the same bound (within 1e-12 of it: a change in the
+order of floating-point additions moves the last bits), and the bound's
+times (bound_ms).
+
 usage: bench/solver-ab.py A/remat-solve B/remat-solve
-       [--graphs NAME|PREFIX,...] [--repeat 1] [--out FILE.md]
+       [--graphs NAME|PREFIX,...] [--repeat 1] [--bound KIND] [--out FILE.md]
 
 --graphs picks graphs of the sweep by exact name or name prefix (default:
 all but Moccasin's n500 and n1000, whose solves take seconds); --repeat
@@ -32,6 +38,7 @@ def main():
     p.add_argument("b")
     p.add_argument("--graphs", default=sweep.QUICK_GRAPHS)
     p.add_argument("--repeat", type=int, default=1)
+    p.add_argument("--bound", choices=["moments", "windows"])
     p.add_argument("--results", default=os.path.join(sweep.ROOT, "bench",
                                                      "results"))
     p.add_argument("--out")
@@ -43,10 +50,20 @@ def main():
     paths = sweep.shared_graph_files()
     paths.update({m: os.path.join(a.results, f"{m}-graph.json")
                   for m in sweep.OWN_MODELS})
-    head = ("| graph | budgets | B cheaper | B dearer | same cost | same "
-            "schedule | A median ms | B median ms | A worst ms | B worst ms | "
-            "B / A, median of per-budget ratios |")
-    lines = [head, "|" + "---|" * 11]
+    if a.bound:
+        head = ("| graph | budgets | B higher | B lower | same bound | "
+                "A median ms | B median ms | A worst ms | B worst ms | "
+                "B / A, median of per-budget ratios |")
+    else:
+        head = ("| graph | budgets | B cheaper | B dearer | same cost | same "
+                "schedule | A median ms | B median ms | A worst ms | "
+                "B worst ms | B / A, median of per-budget ratios |")
+    lines = [head, "|" + "---|" * (head.count("|") - 1)]
+    # What is compared and timed: auto's answer, or the cost bound.
+    solver, extra, value, time = "auto", (), "cost", "solve_ms"
+    if a.bound:
+        solver, extra = "none", (f"--bound={a.bound}",)
+        value, time = "lower_bound_cost", "bound_ms"
     print("\n".join(lines), flush=True)
     for g in names:
         budgets = sorted({r["budget"] for r in rows if r["graph"] == g})
@@ -56,26 +73,30 @@ def main():
             got = {}
             for _ in range(a.repeat):
                 for key, binary in (("a", a.a), ("b", a.b)):
-                    j = sweep.solve(None, paths[g], budget, "auto",
-                                    binary=binary, schedule=True)
+                    j = sweep.solve(None, paths[g], budget, solver,
+                                    extra=extra, binary=binary, schedule=True)
                     if key in got:
-                        assert j["cost"] == got[key]["cost"], "not deterministic"
-                        j["solve_ms"] = min(j["solve_ms"], got[key]["solve_ms"])
+                        assert j[value] == got[key][value], "not deterministic"
+                        j[time] = min(j[time], got[key][time])
                     got[key] = j
             x, y = got["a"], got["b"]
-            times["a"].append(x["solve_ms"])
-            times["b"].append(y["solve_ms"])
-            if y["cost"] < x["cost"] * (1 - 1e-12):
+            times["a"].append(x[time])
+            times["b"].append(y[time])
+            if y[value] < x[value] * (1 - 1e-12):
                 cheaper += 1
-            elif y["cost"] > x["cost"] * (1 + 1e-12):
+            elif y[value] > x[value] * (1 + 1e-12):
                 dearer += 1
             else:
                 same += 1
             same_schedule += x["schedule"] == y["schedule"]
+        if a.bound:
+            # Higher is better for a bound: B's higher ones first.
+            cheaper, dearer = dearer, cheaper
         ratio = statistics.median(
             tb / ta for ta, tb in zip(times["a"], times["b"]))
         line = (f"| {g} | {len(budgets)} | {cheaper} | {dearer} | {same} | "
-                f"{same_schedule} | {statistics.median(times['a']):.1f} | "
+                + ("" if a.bound else f"{same_schedule} | ") +
+                f"{statistics.median(times['a']):.1f} | "
                 f"{statistics.median(times['b']):.1f} | "
                 f"{max(times['a']):.1f} | {max(times['b']):.1f} | "
                 f"{ratio:.3f} |")
