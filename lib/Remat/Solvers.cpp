@@ -305,24 +305,6 @@ static SolveResult greedyRun(const Graph &graph, int64_t budget,
                              std::vector<std::vector<Policy>> *trajectory,
                              GreedyScoring scoring = GreedyScoring::Bound,
                              const GreedyFrom &from = {}) {
-  // Moves: a checkpoint candidate to Recompute or Transient; without a
-  // backward pass, any value to Release or Late.
-  MovableValues movable = movableValues(graph);
-  const std::vector<NodeId> &checkpoints = movable.checkpoints,
-                            &lates = movable.lates, &candidates = movable.all;
-  std::vector<char> dropsAfterEarlyUse(graph.size(), 0),
-      computesLate(graph.size(), 0);
-  for (NodeId c : checkpoints)
-    dropsAfterEarlyUse[c] = 1;
-  for (NodeId c : lates)
-    computesLate[c] = 1;
-  // Release and Late: values of graphs without a backward pass.
-  auto allowed = [&](NodeId c, Policy p) -> bool {
-    if (c == from.fixed)
-      return false;
-    return p == Policy::Late || p == Policy::Release ? computesLate[c]
-                                                     : dropsAfterEarlyUse[c];
-  };
   std::vector<Policy> policy =
       from.start ? *from.start
                  : std::vector<Policy>(graph.size(), Policy::Keep);
@@ -333,6 +315,17 @@ static SolveResult greedyRun(const Graph &graph, int64_t budget,
     ownExecutor.emplace(*ownPlan);
   }
   PolicyExecutor &executor = from.executor ? *from.executor : *ownExecutor;
+  // Moves: a checkpoint candidate to Recompute or Transient; without a
+  // backward pass, any value to Release or Late.
+  const ExecutorPlan::Movable &movable = executor.executorPlan().movable();
+  const std::vector<NodeId> &candidates = movable.values.all;
+  // Release and Late: values of graphs without a backward pass.
+  auto allowed = [&](NodeId c, Policy p) -> bool {
+    if (c == from.fixed)
+      return false;
+    return p == Policy::Late || p == Policy::Release ? movable.computesLate[c]
+                                                     : movable.checkpoint[c];
+  };
   // The ladder's run at 0 has no cache.
   executor.setCacheLimit(budget > 0 && !from.uncached ? budget : kNoBudget);
   // Deterministic bound on the search (no clock): on graphs whose smallest
@@ -764,7 +757,8 @@ static SolveResult solveGreedy(const Graph &graph, int64_t budget,
 static SolveResult improveBySwaps(const Graph &graph, int64_t budget,
                                   std::vector<Policy> &policy,
                                   int maxEvaluations) {
-  MovableValues movable = movableValues(graph);
+  ExecutorPlan plan(graph);
+  const MovableValues &movable = plan.movable().values;
   const std::vector<NodeId> &checkpoints = movable.checkpoints,
                             &lates = movable.lates, &candidates = movable.all;
   auto bit = [](Policy p) { return 1u << static_cast<unsigned>(p); };
@@ -782,7 +776,6 @@ static SolveResult improveBySwaps(const Graph &graph, int64_t budget,
         return static_cast<Policy>(q);
     return std::nullopt;
   };
-  ExecutorPlan plan(graph);
   PolicyExecutor executor(plan);
   executor.setCacheLimit(budget);
   // Swaps are evaluated against the current policies, remembered (see
