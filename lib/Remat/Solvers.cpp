@@ -233,15 +233,19 @@ public:
     return bound;
   }
 
-  /// The most memory in use at the events where `id` is not resident
-  /// between its `from`-th residence span and its last: what holding it
-  /// there instead (one computation fewer per gap) must fit on top of.
-  int64_t maxBetweenSpans(NodeId id, uint32_t from) const {
-    int64_t most = 0;
+  /// Whether the memory in use at the events where `id` is not resident
+  /// between its `from`-th residence span and its last stays within
+  /// `room`: holding it there instead (one computation fewer per gap) must
+  /// fit on top of it. Stops at the first event over (most undos that
+  /// cannot fit are found within a few events).
+  bool fitsBetweenSpans(NodeId id, uint32_t from, int64_t room) const {
+    if (room < 0)
+      return false;
     for (uint32_t k = first[id] + from; k + 1 < first[id + 1]; ++k)
       for (uint32_t i = spans[k].second; i < spans[k + 1].first; ++i)
-        most = std::max(most, live[i]);
-    return most;
+        if (live[i] > room)
+          return false;
+    return true;
   }
 
 private:
@@ -485,7 +489,7 @@ static SolveResult greedyRun(const Graph &graph, int64_t budget,
         // else is dropped: always tried.)
         uint32_t from = p == Policy::Recompute ? 1 : 0;
         if (p != Policy::Release &&
-            pressure.maxBetweenSpans(c, from) + graph.node(c).bytes > budget)
+            !pressure.fitsBetweenSpans(c, from, budget - graph.node(c).bytes))
           continue;
         Cutoff cutoff;
         cutoff.cost = current.cost;
