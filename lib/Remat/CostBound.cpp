@@ -719,12 +719,12 @@ public:
     std::vector<NodeId> open; // computed, read later, not an output
     std::vector<CoverItem> items;
     int64_t outputs = 0; // outputs computed so far: never freed
+    int64_t arguments = graph.argumentBytes();
     for (NodeId t = 0; t < (NodeId)n; ++t) {
       const Node &node = graph.node(t);
       if (node.argument)
         continue;
-      int64_t forced =
-          graph.argumentBytes() + outputs + allocated(t) + node.workspace;
+      int64_t forced = arguments + outputs + allocated(t) + node.workspace;
       for (NodeId d : graph.deps(t)) {
         read[d] = 1;
         if (!graph.node(d).argument && !graph.node(d).output)
