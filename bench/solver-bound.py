@@ -21,7 +21,7 @@ import json
 import os
 import sys
 
-from sweep_module import solver_sweep
+from bench_modules import solver_sweep
 
 sweep = solver_sweep()
 

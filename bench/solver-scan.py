@@ -30,7 +30,7 @@ import argparse
 import json
 import os
 
-from sweep_module import solver_sweep
+from bench_modules import solver_sweep
 
 sweep = solver_sweep()
 

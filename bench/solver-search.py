@@ -22,7 +22,7 @@ import os
 import statistics
 import sys
 
-from sweep_module import solver_sweep
+from bench_modules import solver_sweep
 
 sweep = solver_sweep()
 

@@ -32,7 +32,7 @@ import subprocess
 import sys
 import tempfile
 
-from side_by_side_module import side_by_side
+from bench_modules import side_by_side
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "python"))

@@ -32,7 +32,7 @@ import subprocess
 import sys
 import tempfile
 
-from side_by_side_module import side_by_side
+from bench_modules import side_by_side
 import time
 import warnings
 

@@ -349,17 +349,15 @@ public:
     for (size_t e : implications)
       capacity[e] = 2 * big + 1; // more than any cut without it
     auto index = boost::get(boost::edge_index, net);
+    auto vertex = boost::get(boost::vertex_index, net);
     double cut = boost::boykov_kolmogorov_max_flow(
         net, boost::make_iterator_property_map(capacity.begin(), index),
         boost::make_iterator_property_map(residual.begin(), index),
         boost::make_iterator_property_map(reverse.begin(), index),
-        boost::make_iterator_property_map(predecessor.begin(),
-                                          boost::get(boost::vertex_index, net)),
-        boost::make_iterator_property_map(color.begin(),
-                                          boost::get(boost::vertex_index, net)),
-        boost::make_iterator_property_map(distance.begin(),
-                                          boost::get(boost::vertex_index, net)),
-        boost::get(boost::vertex_index, net), 0, 1);
+        boost::make_iterator_property_map(predecessor.begin(), vertex),
+        boost::make_iterator_property_map(color.begin(), vertex),
+        boost::make_iterator_property_map(distance.begin(), vertex), vertex, 0,
+        1);
     // The source side: what the source still reaches in the residual
     // network (the same set whichever maximum flow the cut found).
     std::fill(chosen.begin(), chosen.end(), 0);
