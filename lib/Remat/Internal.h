@@ -10,12 +10,21 @@
 
 #include "remat/Remat/Solvers.h"
 
+#include <limits>
+#include <optional>
 #include <utility>
 
 namespace remat::detail {
 
 SolveResult solveMilp(const Graph &graph, int64_t budget,
                       const SolverOptions &options);
+
+/// On a graph shaped as a chain (Chain.cpp), the cheapest schedule of
+/// revolve's family within `budget`; nullopt where the graph is not such a
+/// chain or no member fits and costs less than `costCeiling`.
+std::optional<SolveResult>
+solveChain(const Graph &graph, int64_t budget,
+           double costCeiling = std::numeric_limits<double>::infinity());
 
 /// Test hook: evaluates `trials` random changes of two values from random
 /// policies of `graph` both from the start and resumed from the executor's

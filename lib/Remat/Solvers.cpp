@@ -1559,6 +1559,12 @@ static SolveResult solveAutoCarrying(const Graph &graph, int64_t budget,
     swapsFrom(answers[i], policies[i], 150);
     consider(std::move(answers[i]), std::move(policies[i]));
   }
+  // On a chain, the cheapest schedule of revolve's family (Chain.cpp),
+  // where one is cheaper than the answers so far.
+  if (std::optional<SolveResult> chain = solveChain(
+          graph, budget,
+          best.feasible ? best.cost : std::numeric_limits<double>::infinity()))
+    consider(std::move(*chain), {});
   consider(solveChenGreedy(graph, budget, options), {});
   consider(solveEveryLayer(graph, budget, options), {});
   consider(solveChenSqrt(graph, budget, options), {});
