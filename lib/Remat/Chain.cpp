@@ -3,8 +3,9 @@
 // detail::solveChain: on a training graph that is a chain (Checkmate's VGG16
 // and MobileNet), the cheapest schedule of a family that holds revolve's
 // (Griewank; Rotor for heterogeneous chains) at the granularity of single
-// values, plus schedules that drop a checkpoint and rebuild from the start
-// and that run a backward step before recomputing what the next one reads,
+// values, plus schedules that drop a checkpoint and rebuild from the start,
+// drop a value the next backward step reads to compute it again, or run a
+// backward step before recomputing what the next one reads,
 // found by dynamic programming over Pareto fronts of peak against cost.
 // docs/Design.md ("Chains") explains the recurrence.
 //
@@ -106,8 +107,12 @@ double costWithin(const Front &front, int64_t memory) {
 ///   p_0..p_k for some l <= k < r, then S(k, r) and T(l, k).
 /// - SA(l, r) and TA(l, r): S and T with p_r wanted but absent: compute
 ///   p_{l+1}..p_j (from the start in TA) for some j <= r, then, for j < r,
-///   SA(j, r) and S(l, j) or T(l, j) as above, for j = r S(l, r) or
-///   T(l, r).
+///   SA(j, r) and S(l, j) or T(l, j) as above, for j = r S0(l, r) or
+///   T0(l, r).
+/// - S and T may also drop a wanted p_r at once, then SA or TA: holding it
+///   through a sweep can cost more than computing it again. S0 and T0 are
+///   S and T without that choice (no subproblem drops and rebuilds the
+///   same value in turn).
 /// - U(l): in the first forward pass with p_l held, compute the rest and
 ///   run every step down to l: compute p_{l+1}..p_j, then U(j) and S(l, j)
 ///   with p_l held, or U(j) and T(l, j) without; U(n-1) holds the loss if
@@ -123,23 +128,29 @@ public:
 
   /// The least recomputation cost of the family within the cap.
   double solve() {
-    sFronts.assign(static_cast<size_t>(n + 1) * n, Front());
-    saFronts.assign(static_cast<size_t>(n + 1) * n, Front());
-    tFronts.assign(static_cast<size_t>(n) * n, Front());
-    taFronts.assign(static_cast<size_t>(n) * n, Front());
-    for (int l = 0; l < n; ++l)
+    for (std::vector<Front> *fronts : {&sFronts, &s0Fronts, &saFronts})
+      fronts->assign(static_cast<size_t>(n + 1) * n, Front());
+    for (std::vector<Front> *fronts : {&tFronts, &t0Fronts, &taFronts})
+      fronts->assign(static_cast<size_t>(n) * n, Front());
+    for (int l = 0; l < n; ++l) {
+      build(Problem::T0, l, l);
       build(Problem::T, l, l);
+    }
     for (int len = 1; len <= n; ++len)
       for (int l = -1; l + len <= n - 1; ++l) {
         int r = l + len;
+        // T0(l, r) may start with S(l, r), and TA(l, r) with SA(l, r).
+        bool wanted = readsNextOf(r - 1);
+        build(Problem::S0, l, r);
+        if (wanted)
+          build(Problem::SA, l, r);
         build(Problem::S, l, r);
-        if (l >= 0)
-          build(Problem::T, l, r);
-        if (!readsNextOf(r - 1))
+        if (l < 0)
           continue;
-        build(Problem::SA, l, r);
-        if (l >= 0)
+        build(Problem::T0, l, r);
+        if (wanted)
           build(Problem::TA, l, r);
+        build(Problem::T, l, r);
       }
     uFronts.assign(n + 1, Front());
     for (int l = n - 1; l >= -1; --l)
@@ -156,11 +167,21 @@ public:
   }
 
 private:
-  enum class Problem { S, T, SA, TA, U };
+  /// S0 and T0: S and T without dropping a wanted p_r at once (S and T
+  /// add that: then SA and TA).
+  enum class Problem { S, T, S0, T0, SA, TA, U };
   /// One choice of a subproblem: run `before` (below), peaking at `floor`
   /// and recomputing `cost`, then `first` (with `shift` more bytes held)
   /// and `second`; a missing part does nothing.
-  enum class Before { Step, StepDropOwn, Sweep, SweepDrop, FromStart, None };
+  enum class Before {
+    Step,
+    StepDropOwn,
+    Sweep,
+    SweepDrop,
+    FromStart,
+    DropWanted,
+    None
+  };
   struct Option {
     Before before;
     int j;
@@ -203,6 +224,10 @@ private:
       return s(l, r);
     case Problem::T:
       return t(l, r);
+    case Problem::S0:
+      return s0Fronts[static_cast<size_t>(l + 1) * n + r];
+    case Problem::T0:
+      return t0Fronts[static_cast<size_t>(l) * n + r];
     case Problem::SA:
       return saFronts[static_cast<size_t>(l + 1) * n + r];
     case Problem::TA:
@@ -257,6 +282,19 @@ private:
       o.secondR = b;
       return o;
     };
+    if (problem == Problem::S || problem == Problem::T) {
+      // As S0 (T0), or drop a wanted p_r at once and compute it again
+      // later (SA, TA): holding it may cost more than bringing it back.
+      Problem kept = problem == Problem::S ? Problem::S0 : Problem::T0;
+      visit(withFirst(option(Before::None, 0, 0, 0), kept, l, r, 0));
+      if (r > l && readsNextOf(r - 1)) {
+        int64_t state = (problem == Problem::S ? p(l) : 0) + p(r) + g(r);
+        visit(withSecond(option(Before::DropWanted, r, state, 0),
+                         problem == Problem::S ? Problem::SA : Problem::TA, l,
+                         r));
+      }
+      return;
+    }
     if (problem == Problem::U) {
       if (l == n - 1) {
         visit(option(Before::None, 0, wanted(l), 0));
@@ -280,7 +318,7 @@ private:
       }
       return;
     }
-    if (problem == Problem::T && l == r) {
+    if (problem == Problem::T0 && l == r) {
       // From g_l alone to g_l and p_l if wanted.
       if (!readsNextOf(l - 1)) {
         visit(option(Before::None, 0, g(l), 0));
@@ -322,9 +360,9 @@ private:
         dropping.before = Before::SweepDrop;
         dropping.floor = dropFloor;
         if (j == r) {
-          visit(withFirst(o, held ? Problem::S : Problem::T, l, r, 0));
+          visit(withFirst(o, held ? Problem::S0 : Problem::T0, l, r, 0));
           if (drops)
-            visit(withFirst(dropping, Problem::T, l, r, 0));
+            visit(withFirst(dropping, Problem::T0, l, r, 0));
           continue;
         }
         if (!held) {
@@ -340,7 +378,7 @@ private:
       }
       return;
     }
-    if (problem == Problem::S && r == l + 1) {
+    if (problem == Problem::S0 && r == l + 1) {
       if (l < 0) {
         visit(option(Before::None, 0, g(r), 0));
         return;
@@ -352,7 +390,7 @@ private:
                          l, l));
       return;
     }
-    bool held = problem == Problem::S;
+    bool held = problem == Problem::S0;
     int64_t state = (held ? p(l) : 0) + wanted(r) + g(r);
     int64_t stepPeak = state + g(r - 1) + gw(r - 1);
     if (r >= l + (held ? 2 : 1) && stepsWithoutOwn(r))
@@ -552,7 +590,7 @@ private:
         release(n - 1);
       break;
     case Before::Step:
-      if (problem == Problem::S && r == l + 1) {
+      if (problem == Problem::S0 && r == l + 1) {
         if (!keepsOwn(l))
           release(l);
         emitStep(l);
@@ -569,6 +607,9 @@ private:
 
     case Before::Sweep:
       emitSweep(l, o.j);
+      break;
+    case Before::DropWanted:
+      release(r);
       break;
     case Before::SweepDrop:
       emitSweep(l, o.j, /*dropFrom=*/true);
@@ -590,7 +631,8 @@ private:
   /// A subproblem's member that recomputes this much is of no use: the
   /// whole schedule would recompute as much.
   double ceiling;
-  std::vector<Front> sFronts, tFronts, saFronts, taFronts, uFronts;
+  std::vector<Front> sFronts, s0Fronts, saFronts, tFronts, t0Fronts, taFronts,
+      uFronts;
   Front combined, merged;
   Schedule events;
   /// Which forward values the events so far leave resident.

@@ -20,9 +20,11 @@ using namespace remat;
 namespace {
 /// A chain in Checkmate's shape: forward values p_0..p_{n-1} (the last the
 /// loss), then backward steps, step i reading the gradient so far and a
-/// random nonempty subset of p_i and p_{i+1}, the first step the loss. Random
+/// random nonempty subset of p_i and p_{i+1} (or both, as in MobileNet),
+/// the first step the loss. Random
 /// bytes, costs and, with `workspace`, scratch bytes.
-Graph randomChain(std::mt19937 &rng, int n, bool workspace) {
+Graph randomChain(std::mt19937 &rng, int n, bool workspace,
+                  bool readsBoth = false) {
   std::uniform_int_distribution<int64_t> bytes(1, 40), scratch(0, 12);
   std::uniform_int_distribution<int> cost(1, 20);
   Graph g;
@@ -51,6 +53,8 @@ Graph randomChain(std::mt19937 &rng, int n, bool workspace) {
     // p_i, p_{i+1} or both; the first step reads the loss, as the
     // gradient's seed does.
     unsigned reads = i == n - 2 ? 2 + rng() % 2 : 1 + rng() % 3;
+    if (readsBoth)
+      reads = 3;
     if (reads & 1)
       g.addEdge(i, id);
     if (reads & 2)
@@ -60,20 +64,23 @@ Graph randomChain(std::mt19937 &rng, int n, bool workspace) {
 }
 } // namespace
 
-TEST(ChainProgram, MostlyMeetsTheBruteForceOptimumOfTinyChains) {
-  // Every budget from the least any schedule needs to the no-remat peak,
-  // on 60 chains of 4 and 5 values (7 and 9 nodes), against the brute
-  // force over all schedules. The program's schedule is valid, within the
-  // budget, never cheaper than the optimum (nothing is), and the optimum
-  // itself at almost every budget (1,484 of 1,517): its family misses
-  // schedules that drop a value between its reads and bring it back (a
-  // backward step's input read again by the next step), near the smallest
-  // budgets, where it also finds no member at 15.
-  std::mt19937 rng(7);
+namespace {
+/// Over every budget from the least any schedule needs to the no-remat
+/// peak of 60 random chains of 4 and 5 values (7 and 9 nodes), how often
+/// the program meets the brute force's optimum (over all schedules, not
+/// only its family, nor only those with a first pass in order), and how
+/// often it has no member where some schedule fits. Its schedules are
+/// valid, within the budget, and never cheaper than the optimum.
+struct Agreement {
   int budgets = 0, recomputing = 0, optimal = 0, none = 0;
+};
+Agreement agreementWithBruteForce(unsigned seed, bool readsBoth) {
+  std::mt19937 rng(seed);
+  Agreement a;
   for (int trial = 0; trial < 60; ++trial) {
-    Graph g = randomChain(rng, 4 + trial % 2, /*workspace=*/trial % 3 == 0);
-    ASSERT_EQ(g.verify(), "");
+    Graph g = randomChain(rng, 4 + trial % 2, /*workspace=*/trial % 3 == 0,
+                          readsBoth);
+    EXPECT_EQ(g.verify(), "");
     int64_t peak = solve("none", g, kNoBudget).peakBytes;
     for (int64_t budget = g.peakLowerBound(); budget <= peak; ++budget) {
       std::optional<double> optimum = test::bruteForceOptimum(g, budget);
@@ -82,25 +89,50 @@ TEST(ChainProgram, MostlyMeetsTheBruteForceOptimumOfTinyChains) {
         EXPECT_FALSE(r.has_value()) << "trial " << trial << " at " << budget;
         continue;
       }
-      ++budgets;
-      recomputing += *optimum > g.baselineCost();
+      ++a.budgets;
+      a.recomputing += *optimum > g.baselineCost();
       if (!r) {
-        ++none;
+        ++a.none;
         continue;
       }
       SimResult sim = simulate(g, r->schedule);
-      ASSERT_TRUE(sim.valid) << sim.error;
+      EXPECT_TRUE(sim.valid) << sim.error;
       EXPECT_TRUE(r->feasible);
       EXPECT_LE(sim.peakBytes, budget);
       EXPECT_DOUBLE_EQ(sim.cost, r->cost);
       EXPECT_GE(r->cost, *optimum - 1e-9);
-      optimal += r->cost <= *optimum + 1e-9;
+      a.optimal += r->cost <= *optimum + 1e-9;
     }
   }
-  EXPECT_GT(budgets, 1400);
-  EXPECT_GT(recomputing, budgets * 9 / 10);
-  EXPECT_GE(optimal * 100, budgets * 97);
-  EXPECT_LE(none * 100, budgets * 2);
+  return a;
+}
+} // namespace
+
+TEST(ChainProgram, MostlyMeetsTheBruteForceOptimumOfTinyChains) {
+  // The optimum at 1,490 of 1,517 budgets, and a member wherever a
+  // schedule fits. What the family misses: schedules that drop a value
+  // between two of its reads in a way no subproblem names (revolve's
+  // persistent checkpoints alone, the first version, met the optimum at
+  // 1,012 of 1,424 budgets of an earlier draw and had no member at 266).
+  Agreement a = agreementWithBruteForce(7, /*readsBoth=*/false);
+  EXPECT_GT(a.budgets, 1400);
+  EXPECT_GT(a.recomputing, a.budgets * 9 / 10);
+  EXPECT_GE(a.optimal * 100, a.budgets * 98);
+  EXPECT_EQ(a.none, 0);
+}
+
+TEST(ChainProgram, MostlyMeetsTheBruteForceOptimumWhereStepsReadBoth) {
+  // MobileNet's pattern: every backward step reads its own value and the
+  // next. The optimum at 1,647 of 1,668 budgets, a member at every one.
+  // Dropping a value the next step still reads, to compute it again, is
+  // what gives a member everywhere: on 120 such chains of 4 to 6 values,
+  // without that choice the program had no member at 248 of 4,131
+  // budgets and met the optimum at 3,840; with it, a member at all and
+  // the optimum at 4,086.
+  Agreement a = agreementWithBruteForce(13, /*readsBoth=*/true);
+  EXPECT_GT(a.budgets, 1400);
+  EXPECT_GE(a.optimal * 100, a.budgets * 98);
+  EXPECT_EQ(a.none, 0);
 }
 
 TEST(ChainProgram, TheCeilingLeavesOutWhatIsNotCheaper) {
