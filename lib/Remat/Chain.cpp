@@ -14,6 +14,7 @@
 #include "Internal.h"
 
 #include <algorithm>
+#include <array>
 #include <cassert>
 #include <limits>
 
@@ -128,10 +129,8 @@ public:
 
   /// The least recomputation cost of the family within the cap.
   double solve() {
-    for (std::vector<Front> *fronts : {&sFronts, &s0Fronts, &saFronts})
-      fronts->assign(static_cast<size_t>(n + 1) * n, Front());
-    for (std::vector<Front> *fronts : {&tFronts, &t0Fronts, &taFronts})
-      fronts->assign(static_cast<size_t>(n) * n, Front());
+    for (std::vector<Front> &all : fronts)
+      all.assign(static_cast<size_t>(n + 1) * (n + 1), Front());
     for (int l = 0; l < n; ++l) {
       build(Problem::T0, l, l);
       build(Problem::T, l, l);
@@ -152,10 +151,9 @@ public:
           build(Problem::TA, l, r);
         build(Problem::T, l, r);
       }
-    uFronts.assign(n + 1, Front());
     for (int l = n - 1; l >= -1; --l)
       build(Problem::U, l, n - 1);
-    return costWithin(u(-1), cap);
+    return costWithin(front(Problem::U, -1, n - 1), cap);
   }
 
   /// The schedule of the cheapest member within the cap (solve() first).
@@ -170,6 +168,7 @@ private:
   /// S0 and T0: S and T without dropping a wanted p_r at once (S and T
   /// add that: then SA and TA).
   enum class Problem { S, T, S0, T0, SA, TA, U };
+  static constexpr size_t kProblems = 7;
   /// One choice of a subproblem: run `before` (below), peaking at `floor`
   /// and recomputing `cost`, then `first` (with `shift` more bytes held)
   /// and `second`; a missing part does nothing.
@@ -182,16 +181,18 @@ private:
     DropWanted,
     None
   };
+  /// A subproblem run after `before`, with `shift` more bytes held.
+  struct Part {
+    Problem problem;
+    int l, r;
+    int64_t shift;
+  };
   struct Option {
     Before before;
     int j;
     int64_t floor;
     double cost;
-    const Front *first;
-    int64_t shift;
-    const Front *second;
-    Problem firstProblem, secondProblem;
-    int firstL, firstR, secondL, secondR;
+    std::optional<Part> first, second;
   };
 
   int64_t p(int i) const { return i < 0 || i >= n ? 0 : graph.node(i).bytes; }
@@ -215,28 +216,12 @@ private:
     return !chain.readsOwn[r - 1] && !readsNextOf(r - 2);
   }
 
-  Front &s(int l, int r) { return sFronts[static_cast<size_t>(l + 1) * n + r]; }
-  Front &t(int l, int r) { return tFronts[static_cast<size_t>(l) * n + r]; }
-  Front &u(int l) { return uFronts[l + 1]; }
+  /// A subproblem's front; U(l) is addressed as (l, n-1).
   Front &front(Problem problem, int l, int r) {
-    switch (problem) {
-    case Problem::S:
-      return s(l, r);
-    case Problem::T:
-      return t(l, r);
-    case Problem::S0:
-      return s0Fronts[static_cast<size_t>(l + 1) * n + r];
-    case Problem::T0:
-      return t0Fronts[static_cast<size_t>(l) * n + r];
-    case Problem::SA:
-      return saFronts[static_cast<size_t>(l + 1) * n + r];
-    case Problem::TA:
-      return taFronts[static_cast<size_t>(l) * n + r];
-    case Problem::U:
-      break;
-    }
-    return u(l);
+    return fronts[static_cast<size_t>(problem)]
+                 [static_cast<size_t>(l + 1) * (n + 1) + r];
   }
+  Front &front(const Part &part) { return front(part.problem, part.l, part.r); }
 
   /// What computing p_k on the way from p_l adds to what is held: p_k, its
   /// workspace, and p_{k-1} unless that is p_l (counted by the caller).
@@ -261,25 +246,16 @@ private:
   template <typename Visit>
   void forEachOption(Problem problem, int l, int r, int64_t limit,
                      Visit visit) {
-    auto option = [&](Before before, int j, int64_t floor, double cost) {
-      Option o{before,     j,          floor, cost, nullptr, 0, nullptr,
-               Problem::S, Problem::S, 0,     0,    0,       0};
+    auto option = [](Before before, int j, int64_t floor, double cost) {
+      return Option{before, j, floor, cost, std::nullopt, std::nullopt};
+    };
+    auto withFirst = [](Option o, Problem problem, int a, int b,
+                        int64_t shift) {
+      o.first = Part{problem, a, b, shift};
       return o;
     };
-    auto withFirst = [&](Option o, Problem problem, int a, int b,
-                         int64_t shift) {
-      o.first = &front(problem, a, b);
-      o.firstProblem = problem;
-      o.firstL = a;
-      o.firstR = b;
-      o.shift = shift;
-      return o;
-    };
-    auto withSecond = [&](Option o, Problem problem, int a, int b) {
-      o.second = &front(problem, a, b);
-      o.secondProblem = problem;
-      o.secondL = a;
-      o.secondR = b;
+    auto withSecond = [](Option o, Problem problem, int a, int b) {
+      o.second = Part{problem, a, b, 0};
       return o;
     };
     if (problem == Problem::S || problem == Problem::T) {
@@ -307,13 +283,13 @@ private:
           break;
         // The first pass computes each value once: no recomputation cost.
         Option o = option(Before::Sweep, j, p(l) + sweep.keep, 0);
-        visit(
-            withSecond(withFirst(o, Problem::U, j, j, p(l)), Problem::S, l, j));
+        visit(withSecond(withFirst(o, Problem::U, j, n - 1, p(l)), Problem::S,
+                         l, j));
         if (l >= 0) {
           o.before = Before::SweepDrop;
           o.floor = sweep.drop;
-          visit(
-              withSecond(withFirst(o, Problem::U, j, j, 0), Problem::T, l, j));
+          visit(withSecond(withFirst(o, Problem::U, j, n - 1, 0), Problem::T, l,
+                           j));
         }
       }
       return;
@@ -440,14 +416,13 @@ private:
   }
 
   /// The cheapest cost of `o` within `memory`.
-  static double costOf(const Option &o, int64_t memory) {
+  double costOf(const Option &o, int64_t memory) {
     if (o.floor > memory)
       return std::numeric_limits<double>::infinity();
     double cost = o.cost;
-    if (o.first)
-      cost += costWithin(*o.first, memory - o.shift);
-    if (o.second)
-      cost += costWithin(*o.second, memory);
+    for (const std::optional<Part> &part : {o.first, o.second})
+      if (part)
+        cost += costWithin(front(*part), memory - part->shift);
     return cost;
   }
 
@@ -460,11 +435,11 @@ private:
   /// Adds `o`'s members to `into`, keeping its lower envelope.
   void addOption(const Option &o, Front &into) {
     static const Front nothing = {{0, 0}};
-    const Front &first = o.first ? *o.first : nothing;
-    const Front &second = o.second ? *o.second : nothing;
+    const Front &first = o.first ? front(*o.first) : nothing;
+    const Front &second = o.second ? front(*o.second) : nothing;
     if (first.empty() || second.empty())
       return;
-    int64_t held = o.first ? o.shift : 0;
+    int64_t held = o.first ? o.first->shift : 0;
     // Every member costs at least its cheapest and peaks at least at its
     // lowest: where `into` already has that cost at that peak, nothing
     // here is on the front.
@@ -618,10 +593,9 @@ private:
       emitSweep(-1, o.j);
       break;
     }
-    if (o.first)
-      emit(o.firstProblem, o.firstL, o.firstR, memory - o.shift);
-    if (o.second)
-      emit(o.secondProblem, o.secondL, o.secondR, memory);
+    for (const std::optional<Part> &part : {o.first, o.second})
+      if (part)
+        emit(part->problem, part->l, part->r, memory - part->shift);
   }
 
   const Graph &graph;
@@ -631,8 +605,7 @@ private:
   /// A subproblem's member that recomputes this much is of no use: the
   /// whole schedule would recompute as much.
   double ceiling;
-  std::vector<Front> sFronts, s0Fronts, saFronts, tFronts, t0Fronts, taFronts,
-      uFronts;
+  std::array<std::vector<Front>, kProblems> fronts;
   Front combined, merged;
   Schedule events;
   /// Which forward values the events so far leave resident.
@@ -650,13 +623,5 @@ std::optional<SolveResult> remat::detail::solveChain(const Graph &graph,
                        costCeiling - graph.baselineCost());
   if (program.solve() == std::numeric_limits<double>::infinity())
     return std::nullopt;
-  SolveResult r;
-  r.schedule = program.schedule();
-  SimResult sim = simulate(graph, r.schedule);
-  r.peakBytes = sim.peakBytes;
-  r.cost = sim.cost;
-  r.feasible = sim.valid && sim.peakBytes <= budget;
-  if (!sim.valid)
-    r.peakBytes = -1;
-  return r;
+  return detail::finish(graph, program.schedule(), budget);
 }

@@ -19,9 +19,14 @@ namespace remat::detail {
 SolveResult solveMilp(const Graph &graph, int64_t budget,
                       const SolverOptions &options);
 
-/// On a graph shaped as a chain (Chain.cpp), the cheapest schedule of
-/// revolve's family within `budget`; nullopt where the graph is not such a
-/// chain or no member fits and costs less than `costCeiling`.
+/// `schedule` as an answer at `budget`, measured by the simulator (an
+/// invalid one reports a peak of -1, which loses every comparison).
+SolveResult finish(const Graph &graph, Schedule schedule, int64_t budget);
+
+/// On a graph shaped as a chain (Chain.cpp), the cheapest schedule of the
+/// dynamic program's family (revolve's and more) within `budget`; nullopt
+/// where the graph is not such a chain or no member fits and costs less
+/// than `costCeiling`.
 std::optional<SolveResult>
 solveChain(const Graph &graph, int64_t budget,
            double costCeiling = std::numeric_limits<double>::infinity());

@@ -36,8 +36,8 @@ static bool isBetter(const SolveResult &a, const SolveResult &b) {
   return a.feasible ? a.cost < b.cost : a.peakBytes < b.peakBytes;
 }
 
-static SolveResult finish(const Graph &graph, Schedule schedule,
-                          int64_t budget) {
+SolveResult remat::detail::finish(const Graph &graph, Schedule schedule,
+                                  int64_t budget) {
   SimResult sim = simulate(graph, schedule);
   SolveResult r;
   r.schedule = std::move(schedule);
@@ -1559,8 +1559,8 @@ static SolveResult solveAutoCarrying(const Graph &graph, int64_t budget,
     swapsFrom(answers[i], policies[i], 150);
     consider(std::move(answers[i]), std::move(policies[i]));
   }
-  // On a chain, the cheapest schedule of revolve's family (Chain.cpp),
-  // where one is cheaper than the answers so far.
+  // On a chain, the dynamic program's cheapest schedule (Chain.cpp), where
+  // one is cheaper than the answers so far.
   if (std::optional<SolveResult> chain = solveChain(
           graph, budget,
           best.feasible ? best.cost : std::numeric_limits<double>::infinity()))
