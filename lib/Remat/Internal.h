@@ -65,6 +65,11 @@ std::pair<SolveResult, SolveResult> unpinningThenPromoting(const Graph &graph,
 std::pair<SolveResult, SolveResult> pinningThenWindows(const Graph &graph,
                                                        int64_t budget);
 
+/// Test hook: pinningThenWindows's second answer, and the boundary shifts
+/// from there, run to the end.
+std::pair<SolveResult, SolveResult> windowsThenShifts(const Graph &graph,
+                                                      int64_t budget);
+
 /// Test hook: greedy's run at `budget` and the pinning search from its
 /// answer (no unpinning) with `maxWork` simulated computations, its pins
 /// giving up early in training graphs or not.

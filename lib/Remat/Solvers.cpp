@@ -14,6 +14,7 @@
 #include "Internal.h"
 
 #include <algorithm>
+#include <array>
 #include <cassert>
 #include <chrono>
 #include <cmath>
@@ -275,9 +276,10 @@ enum class GreedyScoring { Bound, Exact };
 struct GreedyFrom {
   /// The policies it starts from; all kept when null.
   const std::vector<Policy> *start = nullptr;
-  /// A value whose policy it keeps (the one a pinning search keeps or
-  /// drops), or -1.
-  NodeId fixed = -1;
+  /// Values whose policies it keeps (the one a pinning search keeps or
+  /// drops, the two a shift moves), or -1.
+  std::array<NodeId, 2> fixed = {-1, -1};
+  bool isFixed(NodeId c) const { return c == fixed[0] || c == fixed[1]; }
   /// Out: the policies of its answer, and the computations it simulated.
   std::vector<Policy> *policy = nullptr;
   int64_t *work = nullptr;
@@ -325,7 +327,7 @@ static SolveResult greedyRun(const Graph &graph, int64_t budget,
   const std::vector<NodeId> &candidates = movable.values.all;
   // Release and Late: values of graphs without a backward pass.
   auto allowed = [&](NodeId c, Policy p) -> bool {
-    if (c == from.fixed)
+    if (from.isFixed(c))
       return false;
     return p == Policy::Late || p == Policy::Release ? movable.computesLate[c]
                                                      : movable.checkpoint[c];
@@ -469,7 +471,7 @@ static SolveResult greedyRun(const Graph &graph, int64_t budget,
   if (current.peak <= budget && !gaveUp) {
     std::vector<NodeId> moved;
     for (NodeId c : candidates)
-      if (policy[c] != Policy::Keep && c != from.fixed)
+      if (policy[c] != Policy::Keep && !from.isFixed(c))
         moved.push_back(c);
     std::sort(moved.begin(), moved.end(), [&](NodeId a, NodeId b) {
       return graph.node(a).cost > graph.node(b).cost;
@@ -640,6 +642,13 @@ constexpr double kPromoteShare = 0.15;
 /// and unet rose at one budget each.
 constexpr size_t kWindowValues = 16;
 constexpr double kWindowShare = 0.1;
+
+/// The work of the boundary shifts after the window promotions
+/// (PinningSearch::shift), as a share of kPinningWorkPerNode per node (of a
+/// graph of at most kExactGreedyNodes). Over the sweep's budgets, the
+/// passes reach it at one of ResNet50's and one of MobileNet's, and end
+/// before a third of it on gpt, unet, resnet and the MLP.
+constexpr double kShiftShare = 0.3;
 
 /// In training graphs a pin's greedy run gives up once its drops cost this
 /// share of the answer's extra compute more than the answer: its undos
@@ -846,12 +855,13 @@ struct PinningSearch {
   std::unique_ptr<PolicyExecutor> executor;
   PressureMap pressure;
 
-  /// Greedy from `start`, where `fixed` keeps its policy; true (and the new
-  /// answer taken) if it is cheaper. With `giveUp` (pins and promotions in
-  /// training graphs), greedy stops where its drops alone cost
-  /// kPinGiveUpMargin of the answer's extra compute more than the answer.
-  bool improveFrom(const std::vector<Policy> &start, NodeId fixed,
-                   bool giveUp) {
+  /// Greedy from `start`, where the values in `fixed` keep their policies;
+  /// true (and the new answer taken) if it is cheaper. With `giveUp` (pins,
+  /// promotions and shifts in training graphs), greedy stops where its
+  /// drops alone cost kPinGiveUpMargin of the answer's extra compute more
+  /// than the answer.
+  bool improveFrom(const std::vector<Policy> &start,
+                   std::array<NodeId, 2> fixed, bool giveUp) {
     std::vector<Policy> result;
     GreedyFrom from;
     if (giveUp)
@@ -906,7 +916,7 @@ struct PinningSearch {
       std::vector<Policy> start = policy;
       start[v] = Policy::Keep;
       ++pins;
-      if (improveFrom(start, v, early)) {
+      if (improveFrom(start, {v, -1}, early)) {
         dropped = droppedOf();
         sinceImproved = 0;
       }
@@ -938,7 +948,8 @@ struct PinningSearch {
             // where greedy's drops pass it (unet at 0.426 of its peak:
             // 1.3521x -> 1.3340x, what annealing finds; no sweep budget
             // dearer).
-            improved = improveFrom(promoted(v, to, seen), -1, /*giveUp=*/true);
+            improved = improveFrom(promoted(v, to, seen), {-1, -1},
+                                   /*giveUp=*/true);
       }
     }
   }
@@ -1015,7 +1026,49 @@ struct PinningSearch {
       }
       // An earlier window's answer may keep this one's values already.
       if (moved != policy)
-        improveFrom(moved, -1, /*giveUp=*/training);
+        improveFrom(moved, {-1, -1}, /*giveUp=*/training);
+    }
+  }
+
+  /// Move a kept layer boundary to the next one before or after it
+  /// (training graphs): where the answer keeps one of the values that alone
+  /// cross a cut of the forward pass (articulationCandidates) and drops a
+  /// neighbouring one, keep that one and drop this (Recompute, else
+  /// Transient), both fixed, and let greedy restore the budget from there.
+  /// Which boundaries to keep is the choice revolve and Rotor make; a pin
+  /// adds one and an unpin removes one, and neither pays where the two
+  /// must change together (gpt at 0.285 of its peak keeps the residual
+  /// stream after a block's MLP where keeping it after the next block's
+  /// attention costs 1.2% less compute). Passes over the kept boundaries,
+  /// until one finds nothing cheaper or the work reaches `maxWork`.
+  void shift(int64_t maxWork) {
+    std::vector<NodeId> order = articulationCandidates(graph);
+    bool improved = true;
+    while (improved && work < maxWork) {
+      improved = false;
+      for (size_t k = 0; k < order.size() && work < maxWork; ++k) {
+        NodeId u = order[k];
+        if (policy[u] != Policy::Keep)
+          continue;
+        for (size_t j : {k - 1, k + 1}) {
+          // k - 1 wraps around to a huge index where k is 0.
+          if (j >= order.size() || policy[order[j]] == Policy::Keep)
+            continue;
+          NodeId v = order[j];
+          bool moved = false;
+          for (Policy p : {Policy::Recompute, Policy::Transient}) {
+            std::vector<Policy> start = policy;
+            start[u] = p;
+            start[v] = Policy::Keep;
+            if ((moved = improveFrom(start, {u, v}, /*giveUp=*/true)))
+              break;
+          }
+          if (moved) {
+            improved = true;
+            break;
+          }
+        }
+      }
     }
   }
 
@@ -1045,7 +1098,7 @@ struct PinningSearch {
         std::vector<Policy> start = policy;
         start[v] = p;
         // Its start costs more than the answer: the undos must win it back.
-        if (improveFrom(start, v, /*giveUp=*/false)) {
+        if (improveFrom(start, {v, -1}, /*giveUp=*/false)) {
           sinceImproved = 0;
           break;
         }
@@ -1092,6 +1145,19 @@ static SolveResult improveByWindows(const Graph &graph, int64_t budget,
     return answer;
   PinningSearch search{graph, budget, policy, std::move(answer)};
   search.promoteWindows(maxWork);
+  return std::move(search.answer);
+}
+
+/// The boundary shifts (PinningSearch::shift) from `answer`, whose policies
+/// are `policy`, with `maxWork` simulated computations. Never dearer than
+/// `answer`; `policy` is updated to the result's.
+static SolveResult improveByShifts(const Graph &graph, int64_t budget,
+                                   std::vector<Policy> &policy,
+                                   SolveResult answer, int64_t maxWork) {
+  if (!answer.feasible)
+    return answer;
+  PinningSearch search{graph, budget, policy, std::move(answer)};
+  search.shift(maxWork);
   return std::move(search.answer);
 }
 
@@ -1330,6 +1396,17 @@ remat::detail::pinningThenWindows(const Graph &graph, int64_t budget) {
   SolveResult windowed = improveByWindows(graph, budget, policy, pinned,
                                           std::numeric_limits<int64_t>::max());
   return {std::move(pinned), std::move(windowed)};
+}
+
+std::pair<SolveResult, SolveResult>
+remat::detail::windowsThenShifts(const Graph &graph, int64_t budget) {
+  std::vector<Policy> policy;
+  SolveResult pinned = greedyThenPinningFrom(graph, budget, policy).second;
+  SolveResult windowed = improveByWindows(graph, budget, policy, pinned,
+                                          std::numeric_limits<int64_t>::max());
+  SolveResult shifted = improveByShifts(graph, budget, policy, windowed,
+                                        std::numeric_limits<int64_t>::max());
+  return {std::move(windowed), std::move(shifted)};
 }
 
 remat::detail::PinningRun remat::detail::pinningWithWork(const Graph &graph,
@@ -1593,6 +1670,12 @@ static SolveResult solveAutoCarrying(const Graph &graph, int64_t budget,
           graph, budget, start, std::move(r),
           static_cast<int64_t>(kWindowShare * kPinningWorkPerNode *
                                static_cast<double>(graph.size())));
+    if (training)
+      r = improveByShifts(
+          graph, budget, start, std::move(r),
+          static_cast<int64_t>(
+              kShiftShare * kPinningWorkPerNode *
+              static_cast<double>(std::min(graph.size(), kExactGreedyNodes))));
     consider(std::move(r), std::move(start));
   };
   collecting = false;

@@ -60,6 +60,54 @@ inline Graph randomTrainingGraph(unsigned seed, int forwardNodes) {
   return g;
 }
 
+/// A random training graph of residual blocks, shaped like a transformer's
+/// or ResNet's: the stream h_k goes through `depth` nodes of block k, and
+/// h_{k+1} adds the block's last node to h_k, so the stream values are the
+/// forward pass's layer boundaries (the only values a cut between blocks
+/// crosses). The backward pass runs the forward nodes in reverse, each
+/// reading the gradient so far, its forward value and that value's inputs.
+inline Graph randomResidualGraph(unsigned seed, int blocks, int depth) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int64_t> bytes(8, 64);
+  std::uniform_real_distribution<double> cost(1.0, 10.0);
+  Graph g;
+  NodeId x = g.addNode(Node{"x", 0, 16, false, true, false, false, -1});
+  int64_t streamBytes = 16;
+  std::vector<NodeId> forward;
+  auto add = [&](const std::string &name, double c, int64_t b,
+                 std::vector<NodeId> deps) {
+    NodeId id = g.addNode(Node{name, c, b, false, false, false, true, -1});
+    for (NodeId d : deps)
+      g.addEdge(d, id);
+    forward.push_back(id);
+    return id;
+  };
+  NodeId h = add("h0", 1, streamBytes, {x});
+  for (int k = 0; k < blocks; ++k) {
+    NodeId inner = h;
+    for (int i = 0; i < depth; ++i)
+      inner = add("b" + std::to_string(k) + "." + std::to_string(i), cost(rng),
+                  bytes(rng), {inner});
+    h = add("h" + std::to_string(k + 1), 0.5, streamBytes, {h, inner});
+  }
+  NodeId loss = g.addNode(Node{"loss", 1, 4, false, false, true, true, -1});
+  g.addEdge(h, loss);
+  NodeId grad = loss;
+  for (auto it = forward.rbegin(); it != forward.rend(); ++it) {
+    NodeId f = *it;
+    NodeId id =
+        g.addNode(Node{"d" + g.node(f).name, cost(rng), g.node(f).bytes, true,
+                       false, it + 1 == forward.rend(), true, -1});
+    g.addEdge(grad, id);
+    g.addEdge(f, id);
+    for (NodeId d : g.deps(f))
+      if (!g.node(d).argument)
+        g.addEdge(d, id);
+    grad = id;
+  }
+  return g;
+}
+
 /// Two random training graphs one after the other, as two micro-batches of
 /// gradient accumulation run: values of the second are computed after the
 /// first's last reads.
