@@ -70,6 +70,12 @@ std::pair<SolveResult, SolveResult> pinningThenWindows(const Graph &graph,
 std::pair<SolveResult, SolveResult> windowsThenShifts(const Graph &graph,
                                                       int64_t budget);
 
+/// Test hook: greedy's run at `budget` and auto's local searches from its
+/// answer; and the restarts from moved boundaries (the first use of time
+/// granted on training graphs) from there, at most `restarts` of them.
+std::pair<SolveResult, SolveResult>
+searchThenRestarts(const Graph &graph, int64_t budget, int64_t restarts);
+
 /// Test hook: greedy's run at `budget` and the pinning search from its
 /// answer (no unpinning) with `maxWork` simulated computations, its pins
 /// giving up early in training graphs or not.
