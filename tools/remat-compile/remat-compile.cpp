@@ -125,7 +125,8 @@ static cl::opt<double> timeLimit("time-limit",
                                  cl::init(10.0), cl::cat(compileCategory));
 static cl::opt<double> searchSeconds(
     "search-seconds",
-    cl::desc("auto: seconds of search beyond its default (annealing)"),
+    cl::desc("auto: seconds of search beyond its default (restarts, then "
+             "annealing)"),
     cl::init(0.0), cl::cat(compileCategory));
 static cl::opt<double> learningRate("learning-rate",
                                     cl::desc("SGD learning rate"),

@@ -42,8 +42,10 @@ static cl::opt<double> timeLimit("time-limit", cl::init(10.0),
                                  cl::cat(solveCategory));
 static cl::opt<double> searchSeconds(
     "search-seconds", cl::init(0.0),
-    cl::desc("auto: seconds of search beyond its default (annealing from its "
-             "answer; the result then depends on the machine's speed)"),
+    cl::desc("auto: seconds of search beyond its default (restarts from "
+             "moved layer boundaries on training graphs, then annealing "
+             "from its answer; the result then depends on the machine's "
+             "speed)"),
     cl::cat(solveCategory));
 static cl::opt<CostBoundEffort> boundEffort(
     "bound", cl::init(CostBoundEffort::Moments),

@@ -24,8 +24,9 @@ struct SolverOptions {
   /// milp: the wall-clock limit of the exact search.
   double timeLimitSeconds = 10;
   /// auto: seconds of search granted beyond its default one (which takes
-  /// milliseconds and is deterministic); spent annealing from its answer,
-  /// which then depends on the machine's speed. 0: none.
+  /// milliseconds and is deterministic); on training graphs up to half of
+  /// it on restarts from moved layer boundaries, then annealing from its
+  /// answer, which then depends on the machine's speed. 0: none.
   double searchSeconds = 0;
 };
 

@@ -58,7 +58,8 @@ def TrainRemat : Pass<"train-remat", "func::FuncOp"> {
            "Solver time limit in seconds">,
     Option<"searchSeconds", "search-seconds", "double", "0.0",
            "auto: seconds of search beyond its default (milliseconds, "
-           "deterministic), spent annealing from its answer (which then "
+           "deterministic), spent on restarts from moved layer "
+           "boundaries, then annealing from its answer (which then "
            "depends on the machine's speed)">,
   ];
 }
