@@ -603,11 +603,31 @@ static void checkNotDearer(const Graph &g, int64_t budget,
   EXPECT_LE(after.cost, before.cost) << where;
 }
 
-/// Runs `search(graph, budget)`, which answers {before, after} for a local
-/// search, at three budgets of 16 mid-sized random graphs (half without a
-/// backward pass); where `before` fits, checks that `after` is a valid
-/// schedule within the budget, reports its true cost and is never dearer.
-/// Counts those runs and the ones where `after` is cheaper.
+/// Runs `search(g, budget)`, which answers {before, after} for a local
+/// search, at each of `fractions` of g's no-remat peak; where `before`
+/// fits, checks that `after` is a valid schedule within the budget,
+/// reports its true cost and is never dearer. Adds those runs, and the ones
+/// where `after` is cheaper, to the counts.
+template <typename Search>
+static void checkSearchAt(const Graph &g, unsigned seed,
+                          std::initializer_list<double> fractions,
+                          Search search, int &runs, int &lowered) {
+  SolveResult none = solve("none", g, kNoBudget);
+  for (double f : fractions) {
+    int64_t budget = static_cast<int64_t>(none.peakBytes * f);
+    auto [before, after] = search(g, budget);
+    if (!before.feasible)
+      continue;
+    ++runs;
+    ASSERT_NO_FATAL_FAILURE(checkNotDearer(g, budget, before, after,
+                                           "seed " + std::to_string(seed) +
+                                               " at " + std::to_string(f)));
+    lowered += after.cost < before.cost - 1e-9;
+  }
+}
+
+/// checkSearchAt at three budgets of 16 mid-sized random graphs (half
+/// without a backward pass), the counts from 0.
 template <typename Search>
 static void checkLocalSearch(Search search, int &runs, int &lowered) {
   runs = lowered = 0;
@@ -617,19 +637,23 @@ static void checkLocalSearch(Search search, int &runs, int &lowered) {
       if (!backward)
         for (NodeId id = 0; id < (NodeId)g.size(); ++id)
           g.node(id).backward = false;
-      SolveResult none = solve("none", g, kNoBudget);
-      for (double f : {0.8, 0.6, 0.45}) {
-        int64_t budget = static_cast<int64_t>(none.peakBytes * f);
-        auto [before, after] = search(g, budget);
-        if (!before.feasible)
-          continue;
-        ++runs;
-        ASSERT_NO_FATAL_FAILURE(checkNotDearer(g, budget, before, after,
-                                               "seed " + std::to_string(seed) +
-                                                   " at " + std::to_string(f)));
-        lowered += after.cost < before.cost - 1e-9;
-      }
+      ASSERT_NO_FATAL_FAILURE(
+          checkSearchAt(g, seed, {0.8, 0.6, 0.45}, search, runs, lowered));
     }
+  }
+}
+
+/// checkSearchAt on `seeds` random graphs of residual blocks, whose stream
+/// values are the layer boundaries, the counts from 0.
+template <typename Search>
+static void checkOnResidualGraphs(unsigned seeds,
+                                  std::initializer_list<double> fractions,
+                                  Search search, int &runs, int &lowered) {
+  runs = lowered = 0;
+  for (unsigned seed = 0; seed < seeds; ++seed) {
+    Graph g = test::randomResidualGraph(900 + seed, 6 + seed % 3, 3);
+    ASSERT_NO_FATAL_FAILURE(
+        checkSearchAt(g, seed, fractions, search, runs, lowered));
   }
 }
 
@@ -669,24 +693,10 @@ TEST(Auto, ShiftingBoundariesFindsWhatThePinningSearchDoesNot) {
   // From the local optimum of promotions, unpins, pins and windows (each
   // run to the end), a kept layer boundary moved to the next one before or
   // after it: within the budget, never dearer, and cheaper at some budgets
-  // (4 of 91 on 2026-12-06) of graphs of residual blocks, whose stream
-  // values are the boundaries.
-  int runs = 0, lowered = 0;
-  for (unsigned seed = 0; seed < 24; ++seed) {
-    Graph g = test::randomResidualGraph(900 + seed, 6 + seed % 3, 3);
-    SolveResult none = solve("none", g, kNoBudget);
-    for (double f : {0.5, 0.4, 0.35, 0.3, 0.25, 0.2}) {
-      int64_t budget = static_cast<int64_t>(none.peakBytes * f);
-      auto [before, after] = detail::windowsThenShifts(g, budget);
-      if (!before.feasible)
-        continue;
-      ++runs;
-      ASSERT_NO_FATAL_FAILURE(checkNotDearer(g, budget, before, after,
-                                             "seed " + std::to_string(seed) +
-                                                 " at " + std::to_string(f)));
-      lowered += after.cost < before.cost - 1e-9;
-    }
-  }
+  // (4 of 91 on 2026-12-06) of graphs of residual blocks.
+  int runs, lowered;
+  checkOnResidualGraphs(24, {0.5, 0.4, 0.35, 0.3, 0.25, 0.2},
+                        detail::windowsThenShifts, runs, lowered);
   EXPECT_GT(runs, 60);
   EXPECT_GE(lowered, 2) << lowered << " of " << runs;
 }
@@ -697,22 +707,13 @@ TEST(Auto, RestartsFromMovedBoundariesFindWhatTheLocalSearchesDoNot) {
   // there, at most 24 times here. Within the budget, never dearer than the
   // local searches' answer, and cheaper at some budgets of graphs of
   // residual blocks (11 of 22 on 2026-12-06).
-  int runs = 0, lowered = 0;
-  for (unsigned seed = 0; seed < 12; ++seed) {
-    Graph g = test::randomResidualGraph(900 + seed, 6 + seed % 3, 3);
-    SolveResult none = solve("none", g, kNoBudget);
-    for (double f : {0.4, 0.3, 0.25}) {
-      int64_t budget = static_cast<int64_t>(none.peakBytes * f);
-      auto [before, after] = detail::searchThenRestarts(g, budget, 24);
-      if (!before.feasible)
-        continue;
-      ++runs;
-      ASSERT_NO_FATAL_FAILURE(checkNotDearer(g, budget, before, after,
-                                             "seed " + std::to_string(seed) +
-                                                 " at " + std::to_string(f)));
-      lowered += after.cost < before.cost - 1e-9;
-    }
-  }
+  int runs, lowered;
+  checkOnResidualGraphs(
+      12, {0.4, 0.3, 0.25},
+      [](const Graph &g, int64_t budget) {
+        return detail::searchThenRestarts(g, budget, 24);
+      },
+      runs, lowered);
   EXPECT_GT(runs, 15);
   EXPECT_GE(lowered, 5) << lowered << " of " << runs;
 }
