@@ -992,8 +992,13 @@ private:
     for (size_t k = end; k-- > start;) {
       most = std::max(most, held[k - start]);
       NodeId t = schedule[k].node;
-      if (schedule[k].kind != Event::Kind::Free || !offered[t] ||
-          most + plan.allocated[t] > cacheLimit)
+      if (schedule[k].kind != Event::Kind::Free || !offered[t])
+        continue;
+      // Only a value's last free in the step may be taken back: an earlier
+      // one (an eviction before the step computed it again) would leave it
+      // resident where it is computed.
+      offered[t] = 0;
+      if (most + plan.allocated[t] > cacheLimit)
         continue;
       most += plan.allocated[t];
       schedule[k].node = -1; // taken back
