@@ -800,10 +800,13 @@ static SolveResult solveGreedy(const Graph &graph, int64_t budget,
                                const SolverOptions &) {
   GreedyRuns runs = greedyRuns(graph, budget);
   if (!runs.fits) {
-    SolveResult ladder = fromLadder(graph, budget, GreedyScoring::Bound);
-    if (ladder.feasible)
-      return ladder;
+    // The floor first: one run where the ladder takes a dozen (at
+    // ResNet50's smallest budget, 100 of auto's 186 ms). Graphs up to
+    // kSmallGraphNodes, where runs are cheap, consult both.
     SolveResult floor = floorAnswer(graph, budget);
+    if (floor.feasible && graph.size() > kSmallGraphNodes)
+      return floor;
+    SolveResult ladder = fromLadder(graph, budget, GreedyScoring::Bound);
     return isBetter(floor, ladder) ? floor : ladder;
   }
   if (runs.retried && graph.size() <= kSmallGraphNodes)
@@ -1723,12 +1726,15 @@ static SolveResult solveAutoCarrying(const Graph &graph, int64_t budget,
   // it aims at, and the ladder's runs, budget-independent, often hold a
   // cheaper one wherever greedy's run got stuck (Moccasin's n1000 at 0.665
   // of its peak: 4.57x without them, 3.97x with them).
-  if (!runs.fits || tiny || (runs.retried && !training)) {
-    runLadder(GreedyScoring::Bound);
-    // Where greedy answers from the floor, so does auto.
-    if (!runs.fits && !answers.back().feasible)
-      answers.push_back(floorAnswer(graph, budget, &policies.emplace_back()));
+  // Where greedy's runs fail, it tries the floor before its ladder, and so
+  // does auto.
+  bool floorFits = false;
+  if (!runs.fits) {
+    answers.push_back(floorAnswer(graph, budget, &policies.emplace_back()));
+    floorFits = answers.back().feasible;
   }
+  if (runs.fits ? tiny || (runs.retried && !training) : !floorFits || tiny)
+    runLadder(GreedyScoring::Bound);
   // On training graphs, greedy also starts from the values the cost
   // bound drops where it is dearest, held for recomputation: where that
   // cover holds at the other moments too, the searches from it reach the
