@@ -739,7 +739,7 @@ static std::vector<Policy> floorPolicies(const Graph &graph) {
   if (!hasBackward(graph))
     return {};
   std::vector<Policy> policy(graph.size(), Policy::Keep);
-  for (NodeId c : movableValues(graph).checkpoints)
+  for (NodeId c : checkpointCandidates(graph))
     policy[c] = Policy::Transient;
   return policy;
 }
@@ -763,7 +763,8 @@ struct GreedyRuns {
 /// Greedy's run at `budget`; where it gets stuck, runs at slightly smaller
 /// budgets and, on graphs small enough, with exact scoring, which gets
 /// through where the bound's choices got stuck (ResNet50 near its smallest
-/// budgets). Only if none of them fits does greedy need its ladder.
+/// budgets). Only if none of them fits does greedy need the floor or its
+/// ladder.
 static GreedyRuns greedyRuns(const Graph &graph, int64_t budget) {
   GreedyRuns runs;
   auto run = [&](int64_t target, GreedyScoring scoring) {
