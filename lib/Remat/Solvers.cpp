@@ -618,6 +618,19 @@ static SolveResult fromLadder(const Graph &graph, int64_t budget,
 /// grows with the square of the graph.
 constexpr size_t kExactGreedyNodes = 1000;
 
+/// Graphs over this size get a fixed number of greedy runs: one takes
+/// seconds there (4 s on 10,001 nodes near their smallest budgets, three
+/// times what it takes at half the peak), so greedy does not retry at
+/// smaller budgets, nor auto at the fractions below it, and on training
+/// graphs the floor stands in for the ladder (a dozen runs: a refusal took
+/// 45 s on 10,001 nodes). On the bench's 10,001-node graph the retries
+/// changed no answer from 0.03 to 0.5 of its peak and took auto to 13 s.
+constexpr size_t kManyRunsNodes = 1000;
+
+/// On a graph over kManyRunsNodes with a floor, greedy and auto skip the
+/// ladder for it.
+static bool floorForLadder(const Graph &graph);
+
 /// Evaluations of the local search from auto's best answer (one costs a
 /// simulation of the schedule: about 25 microseconds on ResNet50).
 constexpr int kFinalSwapEvaluations = 1000;
@@ -744,6 +757,10 @@ static std::vector<Policy> floorPolicies(const Graph &graph) {
   return policy;
 }
 
+static bool floorForLadder(const Graph &graph) {
+  return graph.size() > kManyRunsNodes && hasBackward(graph);
+}
+
 namespace {
 /// Greedy's runs at one budget, each answer judged against that budget.
 struct GreedyRuns {
@@ -776,6 +793,8 @@ static GreedyRuns greedyRuns(const Graph &graph, int64_t budget) {
   if (run(budget, GreedyScoring::Bound))
     return runs;
   runs.retried = true;
+  if (graph.size() > kManyRunsNodes)
+    return runs;
   for (double fraction : kGreedyRetryFractions)
     run(scaledBudget(budget, fraction), GreedyScoring::Bound);
   if (graph.size() <= kExactGreedyNodes) {
@@ -819,7 +838,8 @@ static SolveResult solveGreedy(const Graph &graph, int64_t budget,
     // ResNet50's smallest budget, 100 of auto's 186 ms). Graphs up to
     // kSmallGraphNodes, where runs are cheap, consult both.
     SolveResult floor = floorAnswer(graph, budget);
-    if (floor.feasible && graph.size() > kSmallGraphNodes)
+    if ((floor.feasible && graph.size() > kSmallGraphNodes) ||
+        floorForLadder(graph))
       return floor;
     SolveResult ladder = fromLadder(graph, budget, GreedyScoring::Bound);
     return isBetter(floor, ladder) ? floor : ladder;
@@ -1674,11 +1694,14 @@ static SolveResult solveAutoCarrying(const Graph &graph, int64_t budget,
   // always the least: a run aimed at a budget a little above it can find
   // a lower peak than the ladders hold.)
   if (budget < graph.peakLowerBound()) {
-    SolveResult best = fromLadder(graph, budget, GreedyScoring::Bound);
+    SolveResult best;
+    best.peakBytes = -1; // loses every comparison (isBetter)
     auto consider = [&](SolveResult r) {
       if (isBetter(r, best))
         best = std::move(r);
     };
+    if (!floorForLadder(graph))
+      consider(fromLadder(graph, budget, GreedyScoring::Bound));
     if (graph.size() <= kExactGreedyNodes)
       consider(fromLadder(graph, budget, GreedyScoring::Exact));
     if (std::vector<Policy> floor = floorPolicies(graph); !floor.empty())
@@ -1719,7 +1742,7 @@ static SolveResult solveAutoCarrying(const Graph &graph, int64_t budget,
   // of the cases where a larger budget cost more. Small graphs look
   // further down.
   std::vector<double> fractions;
-  if (!runs.retried)
+  if (!runs.retried && graph.size() <= kManyRunsNodes)
     fractions.assign(std::begin(kGreedyRetryFractions),
                      std::end(kGreedyRetryFractions));
   if (tiny)
@@ -1748,7 +1771,8 @@ static SolveResult solveAutoCarrying(const Graph &graph, int64_t budget,
     answers.push_back(floorAnswer(graph, budget, &policies.emplace_back()));
     floorFits = answers.back().feasible;
   }
-  if (runs.fits ? tiny || (runs.retried && !training) : !floorFits || tiny)
+  if (runs.fits ? tiny || (runs.retried && !training)
+                : (!floorFits && !floorForLadder(graph)) || tiny)
     runLadder(GreedyScoring::Bound);
   // On training graphs, greedy also starts from the values the cost
   // bound drops where it is dearest, held for recomputation: where that

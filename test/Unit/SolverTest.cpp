@@ -1013,6 +1013,40 @@ TEST(Auto, ReachesTheLeastMemoryOfItsPolicies) {
   }
 }
 
+TEST(Auto, OnLargeGraphsTheFloorStandsInForTheLadder) {
+  // Over 1,000 nodes greedy makes no retries and, on training graphs, takes
+  // the floor where a ladder would take a dozen runs. Auto still fits
+  // wherever greedy does, at no more cost, and still reaches the floor: at
+  // its peak, and just below it either fits or refuses with no higher a
+  // peak, as a refusal below what any schedule peaks at does.
+  for (unsigned seed = 0; seed < 2; ++seed) {
+    Graph g = test::randomTrainingGraph(7000 + seed, 520);
+    ASSERT_GT(g.size(), 1000u);
+    std::vector<Policy> floor(g.size(), Policy::Keep);
+    for (NodeId c : checkpointCandidates(g))
+      floor[c] = Policy::Transient;
+    int64_t least = simulate(g, scheduleFromPolicies(g, floor)).peakBytes;
+    int64_t peak = solve("none", g, kNoBudget).peakBytes;
+    for (int64_t budget : {peak / 2, peak / 5, least}) {
+      SolveResult greedy = solve("greedy", g, budget);
+      SolveResult best = solve("auto", g, budget);
+      ASSERT_TRUE(best.feasible) << "seed " << seed << ", budget " << budget;
+      EXPECT_LE(best.peakBytes, budget);
+      EXPECT_TRUE(simulate(g, best.schedule).valid);
+      if (greedy.feasible)
+        EXPECT_LE(best.cost, greedy.cost) << "seed " << seed;
+    }
+    // Just below the floor another schedule may fit; below every peak none.
+    for (int64_t budget : {least - 1, g.peakLowerBound() - 1}) {
+      SolveResult below = solve("auto", g, budget);
+      EXPECT_EQ(below.feasible, below.peakBytes <= budget);
+      EXPECT_LE(below.peakBytes, least) << "seed " << seed;
+      EXPECT_TRUE(simulate(g, below.schedule).valid);
+    }
+    EXPECT_FALSE(solve("auto", g, g.peakLowerBound() - 1).feasible);
+  }
+}
+
 TEST(Auto, ASweepNeverCostsMoreAtALargerBudget) {
   // solveSweep carries each answer of auto to the next larger budget: its
   // costs never rise with the budget, and no answer is dearer than auto's
