@@ -96,6 +96,13 @@ pinningThenAnnealing(const Graph &graph, int64_t budget, int64_t evaluations);
 std::pair<SolveResult, SolveResult>
 autoWithoutAndWithAnnealing(const Graph &graph, int64_t budget);
 
+/// Chen's memory-budget segments (chen-greedy) with the values inside each
+/// segment Transient: rebuilt from the segment's checkpoint for a backward
+/// use, or found in the executor's cache. Auto's start where greedy's runs
+/// fail on a training graph; `policy` receives the answer's policies.
+SolveResult transientSegments(const Graph &graph, int64_t budget,
+                              std::vector<Policy> *policy = nullptr);
+
 /// A start for auto's searches from the cost bound: the values whose drop
 /// covers, at least cost, the moment that needs the dearest such cover
 /// (of the few most over the budget); empty where nothing fits.
