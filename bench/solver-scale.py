@@ -5,8 +5,9 @@ synthetic training graphs from bench/gen-training-graph.py up to 10,001
 nodes at 0.5x, and the largest also at tighter budgets down to one below
 every schedule's peak (a refusal), where greedy's runs take longest; and a
 synthetic layered graph of 10,000 nodes without a backward pass, like
-Moccasin's, from bench/gen-layered-graph.py, at Moccasin's budgets. Each solve runs under a wall-clock cap; a solver that passes
-it is reported as such, not hidden.
+Moccasin's, from bench/gen-layered-graph.py, at Moccasin's budgets. Each
+solve runs under a wall-clock cap; a solver that passes it is reported as
+such, not hidden.
 
 Writes bench/results/scale.json and the printed table as scale.md; the
 lower bound is the graph's cost bound that remat-solve reports (the

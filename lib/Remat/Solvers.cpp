@@ -182,8 +182,9 @@ static SolveResult solveChenGreedy(const Graph &graph, int64_t budget,
 SolveResult remat::detail::transientSegments(const Graph &graph, int64_t budget,
                                              std::vector<Policy> *policy) {
   // Only an answer within the budget is wanted, and only one cheaper than
-  // the best so far: evaluations stop at either (a tenth of the
-  // instructions of scheduling and simulating each).
+  // the best so far: evaluations stop at either (a third of the
+  // instructions of scheduling and simulating each, at ResNet50's smallest
+  // budget).
   ExecutorPlan plan(graph);
   PolicyExecutor executor(plan);
   executor.setCacheLimit(budget);
@@ -667,10 +668,6 @@ constexpr size_t kExactGreedyNodes = 1000;
 /// changed no answer from 0.03 to 0.5 of its peak and took auto to 13 s.
 constexpr size_t kManyRunsNodes = 1000;
 
-/// On a graph over kManyRunsNodes with a floor, greedy and auto skip the
-/// ladder for it.
-static bool floorForLadder(const Graph &graph);
-
 /// Evaluations of the local search from auto's best answer (one costs a
 /// simulation of the schedule: about 25 microseconds on ResNet50).
 constexpr int kFinalSwapEvaluations = 1000;
@@ -797,6 +794,8 @@ static std::vector<Policy> floorPolicies(const Graph &graph) {
   return policy;
 }
 
+/// On a graph over kManyRunsNodes with a floor, greedy and auto skip the
+/// ladder for it.
 static bool floorForLadder(const Graph &graph) {
   return graph.size() > kManyRunsNodes && hasBackward(graph);
 }
@@ -1926,10 +1925,10 @@ static SolveResult solveAutoCarrying(const Graph &graph, int64_t budget,
     consider(std::move(*chain), {});
   // Chen's schedules and the per-layer one split the forward pass into
   // segments recomputed in the backward pass: without one, their
-  // recomputations chain back through the graph (on a 2,000-node layered
-  // graph at 0.9x of its peak, 173x the compute at 3.2x the budget) and
-  // chen-greedy's 64 simulations of them took 85 of auto's 85 s on
-  // 10,000 nodes; they never fitted a budget of Moccasin's graphs.
+  // recomputations chain back through the graph (bench/gen-layered-graph.py
+  // at 2,000 nodes and 0.9x of the peak: chen-greedy 272x the compute at
+  // 2.05x the budget, in 2.8 s) and on 10,000 nodes auto took 93 s; they
+  // never fitted a budget of Moccasin's graphs.
   if (training) {
     consider(solveChenGreedy(graph, budget, options), {});
     consider(solveEveryLayer(graph, budget, options), {});

@@ -988,6 +988,15 @@ TEST(Auto, OnLargerGraphsIsNeverWorseThanGreedy) {
   }
 }
 
+/// The peak of the floor: every checkpoint candidate Transient, the least
+/// memory a choice of policies reaches on these graphs.
+static int64_t floorPeak(const Graph &g) {
+  std::vector<Policy> floor(g.size(), Policy::Keep);
+  for (NodeId c : checkpointCandidates(g))
+    floor[c] = Policy::Transient;
+  return simulate(g, scheduleFromPolicies(g, floor)).peakBytes;
+}
+
 TEST(Auto, ReachesTheLeastMemoryOfItsPolicies) {
   // Every value Transient peaks lowest of all policy choices on these
   // graphs; dropping values one at a time from keeping everything often
@@ -998,10 +1007,7 @@ TEST(Auto, ReachesTheLeastMemoryOfItsPolicies) {
     Graph g = seed % 2 ? test::randomResidualGraph(2000 + seed, 2 + seed % 5,
                                                    2 + seed % 3)
                        : test::randomTrainingGraph(3000 + seed, 8 + seed % 20);
-    std::vector<Policy> floor(g.size(), Policy::Keep);
-    for (NodeId c : checkpointCandidates(g))
-      floor[c] = Policy::Transient;
-    int64_t least = simulate(g, scheduleFromPolicies(g, floor)).peakBytes;
+    int64_t least = floorPeak(g);
     for (const char *solver : {"auto", "greedy"}) {
       SolveResult r = solve(solver, g, least);
       EXPECT_TRUE(r.feasible) << solver << ", seed " << seed;
@@ -1022,10 +1028,7 @@ TEST(Auto, OnLargeGraphsTheFloorStandsInForTheLadder) {
   for (unsigned seed = 0; seed < 2; ++seed) {
     Graph g = test::randomTrainingGraph(7000 + seed, 520);
     ASSERT_GT(g.size(), 1000u);
-    std::vector<Policy> floor(g.size(), Policy::Keep);
-    for (NodeId c : checkpointCandidates(g))
-      floor[c] = Policy::Transient;
-    int64_t least = simulate(g, scheduleFromPolicies(g, floor)).peakBytes;
+    int64_t least = floorPeak(g);
     int64_t peak = solve("none", g, kNoBudget).peakBytes;
     for (int64_t budget : {peak / 2, peak / 5, least}) {
       SolveResult greedy = solve("greedy", g, budget);
@@ -1033,8 +1036,9 @@ TEST(Auto, OnLargeGraphsTheFloorStandsInForTheLadder) {
       ASSERT_TRUE(best.feasible) << "seed " << seed << ", budget " << budget;
       EXPECT_LE(best.peakBytes, budget);
       EXPECT_TRUE(simulate(g, best.schedule).valid);
-      if (greedy.feasible)
+      if (greedy.feasible) {
         EXPECT_LE(best.cost, greedy.cost) << "seed " << seed;
+      }
     }
     // Just below the floor another schedule may fit; below every peak none.
     for (int64_t budget : {least - 1, g.peakLowerBound() - 1}) {
@@ -1056,10 +1060,7 @@ TEST(Auto, IsNeverDearerThanChensSegmentsHeldTransient) {
   // to 3.5 times as much at these budgets (all eight dearer).
   for (unsigned seed = 0; seed < 2; ++seed) {
     Graph g = test::randomResidualGraph(9000 + seed, 200 + 100 * seed, 2);
-    std::vector<Policy> floor(g.size(), Policy::Keep);
-    for (NodeId c : checkpointCandidates(g))
-      floor[c] = Policy::Transient;
-    int64_t least = simulate(g, scheduleFromPolicies(g, floor)).peakBytes;
+    int64_t least = floorPeak(g);
     int64_t chen = solve("chen-greedy", g, least).peakBytes;
     ASSERT_GT(chen, least);
     for (double f : {0.0, 0.02, 0.1, 0.2}) {
