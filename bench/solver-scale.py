@@ -36,7 +36,7 @@ ONE_THREAD = dict(os.environ, OPENBLAS_NUM_THREADS="1")
 
 # The largest synthetic graph's tighter budgets; the last is below every
 # schedule's peak.
-TIGHT = ("0.2x", "0.1x", "0.05x", "0.02x", "0.001x")
+TIGHT = ("0.2x", "0.1x", "0.05x", "0.02x", "0.01x", "0.005x", "0.001x")
 
 
 def run(bin_dir, graph, budget, solver, cap):

@@ -98,8 +98,10 @@ autoWithoutAndWithAnnealing(const Graph &graph, int64_t budget);
 
 /// Chen's memory-budget segments (chen-greedy) with the values inside each
 /// segment Transient: rebuilt from the segment's checkpoint for a backward
-/// use, or found in the executor's cache. Auto's start where greedy's runs
-/// fail on a training graph; `policy` receives the answer's policies.
+/// use, or found in the executor's cache; and the same with a second level
+/// of checkpoints inside each segment (Recompute: rebuilt once with the
+/// segment, then held). The cheapest within the budget: auto's start where
+/// greedy's runs fail on a training graph; `policy` receives its policies.
 SolveResult transientSegments(const Graph &graph, int64_t budget,
                               std::vector<Policy> *policy = nullptr);
 

@@ -112,6 +112,54 @@ static SolveResult solveEveryLayer(const Graph &graph, int64_t budget,
   return finish(graph, scheduleFromPolicies(graph, policy, budget), budget);
 }
 
+namespace {
+/// The walk behind Chen's segments: the checkpoint candidates in order,
+/// their bytes, which of them are layer boundaries, and their bytes in all.
+struct SegmentWalk {
+  std::vector<NodeId> candidates;
+  std::vector<int64_t> bytes;
+  std::vector<char> isBoundary;
+  size_t nodes;
+  int64_t total = 0;
+
+  explicit SegmentWalk(const Graph &graph)
+      : candidates(checkpointCandidates(graph)), nodes(graph.size()) {
+    std::vector<char> boundary(graph.size(), 0);
+    for (NodeId b : articulationCandidates(graph))
+      boundary[b] = 1;
+    for (NodeId c : candidates) {
+      bytes.push_back(graph.node(c).bytes);
+      isBoundary.push_back(boundary[c]);
+      total += bytes.back();
+    }
+  }
+
+  /// Keeps a boundary wherever the bytes since the last kept one exceed
+  /// `outer`; inside a segment, a boundary becomes an inner checkpoint
+  /// (Recompute: rebuilt with its segment for the backward pass and then
+  /// held to its last use) wherever the bytes since the last checkpoint of
+  /// either kind exceed `inner`; everything else gets `inside`.
+  std::vector<Policy> policy(int64_t outer, int64_t inner,
+                             Policy inside) const {
+    std::vector<Policy> p(nodes, Policy::Keep);
+    int64_t sinceOuter = 0, sinceInner = 0;
+    for (size_t k = 0; k < candidates.size(); ++k) {
+      sinceOuter += bytes[k];
+      sinceInner += bytes[k];
+      if (isBoundary[k] && sinceOuter > outer) {
+        sinceOuter = sinceInner = 0;
+      } else if (isBoundary[k] && sinceInner > inner) {
+        sinceInner = 0;
+        p[candidates[k]] = Policy::Recompute;
+      } else {
+        p[candidates[k]] = inside;
+      }
+    }
+    return p;
+  }
+};
+} // namespace
+
 /// Chen et al. 2016, the memory-budget variant: walking the layer
 /// boundaries in order, checkpoint one whenever the bytes since the last
 /// checkpoint exceed a threshold b, and give the values between checkpoints
@@ -119,12 +167,11 @@ static SolveResult solveEveryLayer(const Graph &graph, int64_t budget,
 /// prefix sizes.
 static std::vector<std::vector<Policy>> chenSegments(const Graph &graph,
                                                      Policy inside) {
-  std::vector<NodeId> boundaries = articulationCandidates(graph);
-  std::vector<NodeId> candidates = checkpointCandidates(graph);
+  SegmentWalk walk(graph);
   std::vector<int64_t> thresholds;
   int64_t total = 0;
-  for (NodeId c : candidates) {
-    total += graph.node(c).bytes;
+  for (int64_t b : walk.bytes) {
+    total += b;
     thresholds.push_back(total);
   }
   std::sort(thresholds.begin(), thresholds.end());
@@ -140,22 +187,10 @@ static std::vector<std::vector<Policy>> chenSegments(const Graph &graph,
           thresholds[k * (thresholds.size() - 1) / (maxThresholds - 1)]);
     thresholds = std::move(sampled);
   }
-  std::vector<char> isBoundary(graph.size(), 0);
-  for (NodeId b : boundaries)
-    isBoundary[b] = 1;
   std::vector<std::vector<Policy>> policies;
-  for (int64_t b : thresholds) {
-    std::vector<Policy> &policy =
-        policies.emplace_back(graph.size(), Policy::Keep);
-    int64_t since = 0;
-    for (NodeId c : candidates) {
-      since += graph.node(c).bytes;
-      if (isBoundary[c] && since > b)
-        since = 0; // checkpoint c
-      else
-        policy[c] = inside;
-    }
-  }
+  for (int64_t b : thresholds)
+    policies.push_back(
+        walk.policy(b, std::numeric_limits<int64_t>::max(), inside));
   return policies;
 }
 
@@ -181,6 +216,24 @@ static SolveResult solveChenGreedy(const Graph &graph, int64_t budget,
 
 SolveResult remat::detail::transientSegments(const Graph &graph, int64_t budget,
                                              std::vector<Policy> *policy) {
+  std::vector<std::vector<Policy>> all = chenSegments(graph, Policy::Transient);
+  // Two levels (revolve's idea, at its second level): below what one level
+  // reaches, a segment's own checkpoints, rebuilt once for its backward
+  // pass, spare rebuilding it from its start for every backward step
+  // (10,001 nodes at 0.01 of the peak: 1.95x -> 1.60x; at 0.005, 4.28x ->
+  // 2.09x). Segments from a 256th of the candidates' bytes to a quarter,
+  // in even steps; inner checkpoints every half to every 64th of a segment.
+  // A finer grid of either found starts within 1% of these.
+  SegmentWalk walk(graph);
+  const int64_t outerSteps = 64, innerSplits = 64;
+  for (int64_t k = 1; k <= outerSteps; ++k) {
+    int64_t outer = walk.total * k / (4 * outerSteps);
+    for (int64_t split = 2; split <= innerSplits; split *= 2)
+      all.push_back(walk.policy(outer, outer / split, Policy::Transient));
+  }
+  // Small graphs have few boundaries, and most of the grid repeats itself.
+  std::sort(all.begin(), all.end());
+  all.erase(std::unique(all.begin(), all.end()), all.end());
   // Only an answer within the budget is wanted, and only one cheaper than
   // the best so far: evaluations stop at either (a third of the
   // instructions of scheduling and simulating each, at ResNet50's smallest
@@ -188,7 +241,6 @@ SolveResult remat::detail::transientSegments(const Graph &graph, int64_t budget,
   ExecutorPlan plan(graph);
   PolicyExecutor executor(plan);
   executor.setCacheLimit(budget);
-  std::vector<std::vector<Policy>> all = chenSegments(graph, Policy::Transient);
   const std::vector<Policy> *best = nullptr;
   Cutoff cutoff;
   cutoff.peak = budget;
