@@ -4,7 +4,8 @@ solver sweep (bench/results/sweep.json), auto's answer from each, in
 alternation, so that both see the same machine. Prints per graph how many
 answers are cheaper, dearer or the same (cost, and the schedule itself),
 and the solve times (median and worst of each, and the median of the
-per-budget ratio B / A). For checking that a change meant to be faster
+per-budget ratio B / A), then every budget whose answer differs. For
+checking that a change meant to be faster
 leaves every answer as it was, or what a change to the search buys and
 costs.
 
@@ -65,6 +66,8 @@ def main():
         solver, extra = "none", (f"--bound={a.bound}",)
         value, time = "lower_bound_cost", "bound_ms"
     print("\n".join(lines), flush=True)
+    fraction = {(r["graph"], r["budget"]): r["budget_fraction"] for r in rows}
+    differ = []
     for g in names:
         budgets = sorted({r["budget"] for r in rows if r["graph"] == g})
         cheaper = dearer = same = same_schedule = 0
@@ -89,6 +92,11 @@ def main():
                 dearer += 1
             else:
                 same += 1
+            if y[value] != x[value]:
+                base = x["baseline_cost"]
+                differ.append(f"| {g} | {fraction[(g, budget)]:.3f} | "
+                              f"{x[value] / base:.4f}x | "
+                              f"{y[value] / base:.4f}x |")
             if not a.bound:
                 same_schedule += x["schedule"] == y["schedule"]
         if a.bound:
@@ -104,6 +112,11 @@ def main():
                 f"{ratio:.3f} |")
         lines.append(line)
         print(line, flush=True)
+    if differ:
+        more = ["", "| graph | budget / peak | A | B |", "|---|---|---|---|"]
+        more += differ
+        print("\n".join(more), flush=True)
+        lines += more
     if a.out:
         with open(a.out, "w") as f:
             f.write("\n".join(lines) + "\n")
