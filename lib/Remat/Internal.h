@@ -96,6 +96,14 @@ pinningThenAnnealing(const Graph &graph, int64_t budget, int64_t evaluations);
 std::pair<SolveResult, SolveResult>
 autoWithoutAndWithAnnealing(const Graph &graph, int64_t budget);
 
+/// Chen et al. 2016, the memory-budget variant: walking the layer
+/// boundaries in order, checkpoint one whenever the bytes since the last
+/// checkpoint exceed a threshold b, and give the values between checkpoints
+/// the policy `inside`. The policies for b at (up to 64 quantiles of) the
+/// prefix sizes: chen-greedy's family (with Recompute inside).
+std::vector<std::vector<Policy>> chenSegments(const Graph &graph,
+                                              Policy inside);
+
 /// Chen's memory-budget segments (chen-greedy) with the values inside each
 /// segment Transient: rebuilt from the segment's checkpoint for a backward
 /// use, or found in the executor's cache; and the same with a second level

@@ -110,6 +110,50 @@ TEST(Greedy, LowersThePeakOfALongChain) {
   EXPECT_LT(r.peakBytes, none.peakBytes * 3 / 4);
 }
 
+TEST(ChenGreedy, IsTheBestOfItsSegmentsAsTheSimulatorJudgesThem) {
+  // chen-greedy judges its 64 segmentations with the executor and stops
+  // each evaluation where it can no longer win; its answer must be the one
+  // that scheduling and simulating all of them picks: the cheapest within
+  // the budget, else the lowest peak (the first of equals either way). On
+  // graphs with and without a backward pass, at budgets from below every
+  // segmentation's peak to above all of them.
+  for (unsigned seed = 0; seed < 6; ++seed) {
+    Graph g = seed % 2 ? test::randomResidualGraph(3300 + seed, 20, 2)
+                       : test::randomLayeredGraph(3300 + seed, 30, 4);
+    std::vector<std::vector<Policy>> family =
+        detail::chenSegments(g, Policy::Recompute);
+    ASSERT_FALSE(family.empty());
+    int64_t peak = solve("none", g, kNoBudget).peakBytes;
+    for (double f : {0.05, 0.3, 0.5, 0.7, 0.9, 1.5}) {
+      int64_t budget = static_cast<int64_t>(f * static_cast<double>(peak));
+      SolveResult expected;
+      bool have = false;
+      for (const std::vector<Policy> &p : family) {
+        SimResult r = simulate(g, scheduleFromPolicies(g, p, budget));
+        ASSERT_TRUE(r.valid);
+        bool fits = r.peakBytes <= budget;
+        bool better =
+            !have || (fits != expected.feasible
+                          ? fits
+                          : (fits ? r.cost < expected.cost
+                                  : r.peakBytes < expected.peakBytes));
+        if (better) {
+          expected.feasible = fits;
+          expected.cost = r.cost;
+          expected.peakBytes = r.peakBytes;
+          have = true;
+        }
+      }
+      SolveResult got = solve("chen-greedy", g, budget);
+      EXPECT_EQ(got.feasible, expected.feasible)
+          << "seed " << seed << ", " << f;
+      EXPECT_EQ(got.peakBytes, expected.peakBytes)
+          << "seed " << seed << ", " << f;
+      EXPECT_DOUBLE_EQ(got.cost, expected.cost) << "seed " << seed << ", " << f;
+    }
+  }
+}
+
 TEST(Solvers, NamesAreKnown) {
   for (const std::string &n : solverNames())
     EXPECT_TRUE(isSolver(n));
