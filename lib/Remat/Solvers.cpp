@@ -206,23 +206,18 @@ static SolveResult solveChenGreedy(const Graph &graph, int64_t budget,
   PolicyExecutor executor(plan);
   executor.setCacheLimit(budget);
   const std::vector<Policy> *best = nullptr;
-  bool fits = false;
   Cutoff cutoff;
   for (const std::vector<Policy> &p : all) {
+    // What the cutoff lets finish beats the best so far (isBetter).
     Evaluated e = executor.evaluate(p, budget, cutoff);
     if (e.cut || !e.valid)
       continue;
     if (e.peak <= budget) {
-      if (fits && e.cost >= cutoff.cost)
-        continue;
-      fits = true;
       cutoff.peak = budget;
       cutoff.cost = e.cost;
     } else {
-      if (fits || (best && e.peak > cutoff.peak))
-        continue;
-      // Only a lower peak wins now (isBetter): evaluations stop at this one.
-      cutoff.peak = e.peak - 1;
+      // Nothing has fitted yet (else the cutoff stops at the budget).
+      cutoff.peak = e.peak - 1; // only a lower peak wins now
     }
     best = &p;
   }
