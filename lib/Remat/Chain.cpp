@@ -472,6 +472,10 @@ private:
         continue;
       while (at < into.size() && into[at].peak <= point.peak)
         ++at;
+      // `into` only gets cheaper at higher peaks, and no later point costs
+      // less than `least`: once `into` is there, the rest is dominated.
+      if (at > 0 && into[at - 1].cost <= least)
+        break;
       if (at > 0 && into[at - 1].cost <= point.cost)
         continue;
       if (!combined.empty() && combined.back().peak == point.peak)
