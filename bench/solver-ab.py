@@ -92,7 +92,7 @@ def main():
                 dearer += 1
             else:
                 same += 1
-            if y[value] != x[value]:
+            if abs(y[value] - x[value]) > x[value] * 1e-12:
                 base = x["baseline_cost"]
                 differ.append(f"| {g} | {fraction[(g, budget)]:.3f} | "
                               f"{x[value] / base:.4f}x | "

@@ -189,26 +189,20 @@ std::vector<std::vector<Policy>> remat::detail::chenSegments(const Graph &graph,
   return policies;
 }
 
-/// Chen's segments with their insides recomputed once; the cheapest
-/// schedule within the budget (else the lowest peak).
-static SolveResult solveChenGreedy(const Graph &graph, int64_t budget,
-                                   const SolverOptions &) {
-  std::vector<std::vector<Policy>> all = chenSegments(graph, Policy::Recompute);
-  if (all.empty())
-    return solveNone(graph, budget, {});
-  // Judged by the executor without keeping events, each evaluation stopping
-  // where it can no longer win: over the budget once one fits (and at the
-  // cheapest cost so far), at the lowest peak so far before. Without a
-  // backward pass a segment's recomputations chain back through the graph,
-  // and scheduling and simulating all 64 took 2.3 s on a 2,000-node layered
-  // graph (bench/gen-layered-graph.py) and over a minute on 10,000.
-  ExecutorPlan plan(graph);
-  PolicyExecutor executor(plan);
-  executor.setCacheLimit(budget);
+/// The member of `family` that isBetter ranks first (the first of equals),
+/// as `executor` (with its cache at `budget`) judges them; with `fitOnly`,
+/// only members within the budget count. Each evaluation stops where it can
+/// no longer win: over the budget once one fits, at the cheapest cost so
+/// far, at the lowest peak so far before. Null where no member counts.
+static const std::vector<Policy> *
+bestOf(PolicyExecutor &executor, int64_t budget,
+       const std::vector<std::vector<Policy>> &family, bool fitOnly) {
   const std::vector<Policy> *best = nullptr;
   Cutoff cutoff;
-  for (const std::vector<Policy> &p : all) {
-    // What the cutoff lets finish beats the best so far (isBetter).
+  if (fitOnly)
+    cutoff.peak = budget;
+  for (const std::vector<Policy> &p : family) {
+    // What the cutoff lets finish beats the best so far.
     Evaluated e = executor.evaluate(p, budget, cutoff);
     if (e.cut || !e.valid)
       continue;
@@ -221,6 +215,25 @@ static SolveResult solveChenGreedy(const Graph &graph, int64_t budget,
     }
     best = &p;
   }
+  return best;
+}
+
+/// Chen's segments with their insides recomputed once; the cheapest
+/// schedule within the budget (else the lowest peak).
+static SolveResult solveChenGreedy(const Graph &graph, int64_t budget,
+                                   const SolverOptions &) {
+  std::vector<std::vector<Policy>> all = chenSegments(graph, Policy::Recompute);
+  if (all.empty())
+    return solveNone(graph, budget, {});
+  // Judged without building their schedules: without a backward pass a
+  // segment's recomputations chain back through the graph, and scheduling
+  // and simulating all 64 took 2.3 s on a 2,000-node layered graph
+  // (bench/gen-layered-graph.py) and over a minute on 10,000.
+  ExecutorPlan plan(graph);
+  PolicyExecutor executor(plan);
+  executor.setCacheLimit(budget);
+  const std::vector<Policy> *best =
+      bestOf(executor, budget, all, /*fitOnly=*/false);
   if (!best) // every schedule invalid: judged as the first one
     return finish(graph, scheduleFromPolicies(graph, all.front(), budget),
                   budget);
@@ -236,7 +249,7 @@ SolveResult remat::detail::transientSegments(const Graph &graph, int64_t budget,
   // (10,001 nodes at 0.01 of the peak: 1.95x -> 1.60x; at 0.005, 4.28x ->
   // 2.09x). Segments from a 256th of the candidates' bytes to a quarter,
   // in even steps; inner checkpoints every half to every 64th of a segment.
-  // A finer grid of either found starts within 1% of these.
+  // Other grids found starts within 1% of these (docs/Solvers.md).
   SegmentWalk walk(graph);
   const int64_t outerSteps = 64, innerSplits = 64;
   for (int64_t k = 1; k <= outerSteps; ++k) {
@@ -247,23 +260,14 @@ SolveResult remat::detail::transientSegments(const Graph &graph, int64_t budget,
   // Small graphs have few boundaries, and most of the grid repeats itself.
   std::sort(all.begin(), all.end());
   all.erase(std::unique(all.begin(), all.end()), all.end());
-  // Only an answer within the budget is wanted, and only one cheaper than
-  // the best so far: evaluations stop at either (a third of the
-  // instructions of scheduling and simulating each, at ResNet50's smallest
-  // budget).
+  // Only an answer within the budget is wanted (the evaluations take a
+  // third of the instructions of scheduling and simulating each, at
+  // ResNet50's smallest budget).
   ExecutorPlan plan(graph);
   PolicyExecutor executor(plan);
   executor.setCacheLimit(budget);
-  const std::vector<Policy> *best = nullptr;
-  Cutoff cutoff;
-  cutoff.peak = budget;
-  for (const std::vector<Policy> &p : all) {
-    Evaluated e = executor.evaluate(p, budget, cutoff);
-    if (e.cut || !e.valid || e.peak > budget || e.cost >= cutoff.cost)
-      continue;
-    cutoff.cost = e.cost;
-    best = &p;
-  }
+  const std::vector<Policy> *best =
+      bestOf(executor, budget, all, /*fitOnly=*/true);
   SolveResult r;
   r.peakBytes = -1; // no schedule: loses every comparison (isBetter)
   if (!best)
