@@ -249,7 +249,7 @@ SolveResult remat::detail::transientSegments(const Graph &graph, int64_t budget,
   // (10,001 nodes at 0.01 of the peak: 1.95x -> 1.60x; at 0.005, 4.28x ->
   // 2.09x). Segments from a 256th of the candidates' bytes to a quarter,
   // in even steps; inner checkpoints every half to every 64th of a segment.
-  // Other grids found starts within 1% of these (docs/Solvers.md).
+  // Finer grids found starts within 1% of these (docs/Solvers.md).
   SegmentWalk walk(graph);
   const int64_t outerSteps = 64, innerSplits = 64;
   for (int64_t k = 1; k <= outerSteps; ++k) {
