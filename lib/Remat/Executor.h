@@ -83,6 +83,9 @@ struct ExecutorPlan {
       depStart.push_back(static_cast<uint32_t>(deps.size()));
     }
     holdsForRecompute = !training;
+    costFrom.assign(steps.size() + 1, 0);
+    for (size_t i = steps.size(); i-- > 0;)
+      costFrom[i] = costFrom[i + 1] + cost[steps[i]];
     stepOf.assign(n, 0);
     for (size_t i = 0; i < steps.size(); ++i)
       stepOf[steps[i]] = static_cast<uint32_t>(i);
@@ -172,6 +175,9 @@ struct ExecutorPlan {
   std::vector<uint32_t> depStart;
   std::vector<NodeId> deps;
   std::vector<char> earlyDep;
+  /// What steps[i ..] cost computed once each: every run pays at least
+  /// that from step i on.
+  std::vector<double> costFrom;
   /// Where each node is computed in `steps` (arguments: 0).
   std::vector<uint32_t> stepOf;
   /// The step of each value's last user (0 without one).
@@ -212,6 +218,12 @@ struct Cutoff {
   double excess = std::numeric_limits<double>::infinity();
   double cost = std::numeric_limits<double>::infinity();
   int64_t peak = kNoBudget;
+  /// Also stop where the cost so far plus each step still to come computed
+  /// once reaches `cost` (whole evaluations only: a resumed one may not end
+  /// where the whole one would, and the searches count the computations
+  /// an evaluation ran as their work, so they keep the plain cutoff, by
+  /// which their paths are measured and tuned).
+  bool costToGo = false;
 };
 
 /// Runs the graph in order under per-value policies (see
@@ -373,6 +385,7 @@ public:
                             const Cutoff &cutoff,
                             std::initializer_list<NodeId> changed) {
     assert(budget == rememberedBudget && "remember() at another budget");
+    assert(!cutoff.costToGo && "whole evaluations only");
     auto [first, settled] = changedSteps(changed);
     convergeFrom = convergible ? settled : kNever;
     changedValues.assign(changed.begin(), changed.end());
@@ -704,9 +717,28 @@ private:
     runSteps(p, tally, 0);
   }
 
-  /// Runs plan.steps[from ..] from the state the executor is in.
+  /// Runs plan.steps[from ..] from the state the executor is in; with the
+  /// cost to go (a whole evaluation), checked every kCostToGoSteps steps: a
+  /// check at every step cost 0.5% of auto's instructions where no
+  /// evaluation asks for it.
   void runSteps(const std::vector<Policy> &p, Tally *tally, size_t from) {
-    for (size_t i = from; i < plan.steps.size(); ++i) {
+    size_t n = plan.steps.size();
+    if (!tally || !tally->cutoff.costToGo)
+      return runSteps(p, tally, from, n);
+    for (size_t at = from; at < n; at += kCostToGoSteps) {
+      if (overCost(*tally, at))
+        return;
+      runSteps(p, tally, at, std::min(n, at + kCostToGoSteps));
+      if (tally->out->cut || !tally->out->valid)
+        return;
+    }
+  }
+  static constexpr size_t kCostToGoSteps = 8;
+
+  /// Runs plan.steps[from .. to).
+  void runSteps(const std::vector<Policy> &p, Tally *tally, size_t from,
+                size_t to) {
+    for (size_t i = from; i < to; ++i) {
       if (i >= convergeFrom && hash == memory.stepHash[i] &&
           counts == memory.stepCounts[i] &&
           cacheHash() == memory.stepCacheHash[i] && changedDone()) {
@@ -841,6 +873,19 @@ private:
       e.cut = true;
       return false;
     }
+    return true;
+  }
+
+  /// Whether the run can no longer end under the cost cutoff, each step
+  /// from `step` on computing its node at least once (then `cut` is set):
+  /// a family's losing members stop where their recomputations so far pass
+  /// what the best one's take in all, not at the end of the run. The
+  /// margin keeps the rounding of the sums from stopping a run that would
+  /// end under the cutoff.
+  bool overCost(const Tally &t, size_t step) const {
+    if ((t.out->cost + plan.costFrom[step]) * (1 - 1e-9) < t.cutoff.cost)
+      return false;
+    t.out->cut = true;
     return true;
   }
 
