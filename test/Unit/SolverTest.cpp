@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "BruteForce.h"
+#include "Executor.h"
 #include "Internal.h"
 #include "RandomGraphs.h"
 
@@ -664,6 +665,61 @@ TEST(Executor, ResumedEvaluationsMatchWholeOnes) {
   EXPECT_GT(converged, 20 * 400 / 4);
   EXPECT_GT(convergedWithout, 20 * 400 / 8);
   EXPECT_GT(taken, 20 * 400 / 6);
+}
+
+TEST(Executor, CostToGoStopsOnlyRunsThatCannotEndUnderTheCutoff) {
+  // A whole evaluation asked to stop by the cost to go (each step still to
+  // come computed once) must give the verdict the plain cost cutoff gives,
+  // the same figures where it runs to the end, and stop earlier often:
+  // random policies on random training graphs (also without a backward
+  // pass), cutoffs around each run's own cost, just above it included.
+  int earlier = 0, verdicts = 0;
+  for (unsigned seed = 0; seed < 20; ++seed) {
+    Graph g = test::randomTrainingGraph(800 + seed, 10 + 7 * seed);
+    if (seed % 2)
+      for (NodeId id = 0; id < (NodeId)g.size(); ++id)
+        g.node(id).backward = false;
+    detail::ExecutorPlan plan(g);
+    detail::PolicyExecutor executor(plan);
+    detail::MovableValues movable = detail::movableValues(g);
+    std::mt19937 rng(seed);
+    int64_t peak =
+        executor.evaluate(std::vector<Policy>(g.size()), kNoBudget).peak;
+    for (int trial = 0; trial < 40; ++trial) {
+      std::vector<Policy> p(g.size(), Policy::Keep);
+      for (NodeId c : movable.checkpoints)
+        p[c] = std::array{Policy::Keep, Policy::Recompute,
+                          Policy::Transient}[rng() % 3];
+      int64_t budget = peak * static_cast<int64_t>(30 + rng() % 70) / 100;
+      executor.setCacheLimit(rng() % 2 ? budget : kNoBudget);
+      detail::Evaluated whole = executor.evaluate(p, budget);
+      if (!whole.valid)
+        continue;
+      for (double c :
+           {whole.cost * 0.7, whole.cost * 0.95, whole.cost,
+            std::nextafter(whole.cost, 2 * whole.cost), whole.cost * 1.05}) {
+        detail::Cutoff plain;
+        plain.cost = c;
+        detail::Cutoff toGo = plain;
+        toGo.costToGo = true;
+        detail::Evaluated a = executor.evaluate(p, budget, plain);
+        detail::Evaluated b = executor.evaluate(p, budget, toGo);
+        ++verdicts;
+        EXPECT_EQ(a.cut, b.cut) << "seed " << seed << ", cutoff " << c;
+        EXPECT_EQ(a.cut, whole.cost >= c);
+        if (!b.cut) {
+          EXPECT_EQ(b.cost, whole.cost);
+          EXPECT_EQ(b.peak, whole.peak);
+          EXPECT_EQ(b.computes, whole.computes);
+        } else {
+          EXPECT_LE(b.computes, a.computes);
+          earlier += b.computes < a.computes;
+        }
+      }
+    }
+  }
+  EXPECT_GT(verdicts, 2000);
+  EXPECT_GT(earlier, verdicts / 5);
 }
 
 /// Checks `after`, a local search's answer from `before` at `budget`: a
