@@ -146,15 +146,24 @@ def mutate_graph(rng, g):
         g["nodes"] = [] if rng.random() < 0.5 else nodes[:1]
 
 
-def diagnosed(status, err):
-    return status == 1 and "error" in err
-
-
-def crashed(status, err):
-    return (status < 0 or status > 2 or
-            any(s in err for s in ("Assertion", "Stack dump", "LLVM ERROR",
-                                   "runtime error", "Sanitizer",
-                                   "PLEASE submit")))
+def run_checked(args, path, timeout, statuses, report):
+    """Runs `args` on the input at `path`; reports a hang, a crash (an exit
+    status not in `statuses`, or a crash's message) or an error without a
+    diagnostic. The finished process, or None after a hang."""
+    try:
+        p = subprocess.run(args, capture_output=True, text=True,
+                           timeout=timeout)
+    except subprocess.TimeoutExpired:
+        report("hang", args, path, "")
+        return None
+    if p.returncode not in statuses or any(
+            s in p.stderr for s in ("Assertion", "Stack dump", "LLVM ERROR",
+                                    "runtime error", "Sanitizer",
+                                    "PLEASE submit")):
+        report("crash", args, path, p.stderr)
+    elif p.returncode == 1 and "error" not in p.stderr:
+        report("error without a message", args, path, p.stderr)
+    return p
 
 
 def fuzz_solve(rng, binary, runs, work, report):
@@ -177,17 +186,9 @@ def fuzz_solve(rng, binary, runs, work, report):
                 "--json"]
         if solver == "milp" or rng.random() < 0.2:
             args.append(f"--time-limit={rng.choice(TIME_LIMITS)}")
-        try:
-            p = subprocess.run(args, capture_output=True, text=True,
-                               timeout=60)
-        except subprocess.TimeoutExpired:
-            report("hang", args, path, "")
-            continue
-        if crashed(p.returncode, p.stderr):
-            report("crash", args, path, p.stderr)
-        elif p.returncode == 1 and not diagnosed(1, p.stderr):
-            report("error without a message", args, path, p.stderr)
-        elif p.returncode in (0, 2):
+        # Exit status 2: no schedule meets the budget.
+        p = run_checked(args, path, 60, (0, 1, 2), report)
+        if p and p.returncode in (0, 2):
             try:
                 out = json.loads(p.stdout)
             except ValueError:
@@ -254,16 +255,7 @@ def fuzz_opt(rng, binary, runs, work, report):
         with open(path, "w") as f:
             f.write(text)
         args = [binary, path] + rng.choice(PIPELINES)
-        try:
-            p = subprocess.run(args, capture_output=True, text=True,
-                               timeout=120)
-        except subprocess.TimeoutExpired:
-            report("hang", args, path, "")
-            continue
-        if crashed(p.returncode, p.stderr) or p.returncode == 2:
-            report("crash", args, path, p.stderr)
-        elif p.returncode == 1 and not diagnosed(1, p.stderr):
-            report("error without a message", args, path, p.stderr)
+        run_checked(args, path, 120, (0, 1), report)
 
 
 def main():

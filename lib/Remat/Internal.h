@@ -112,10 +112,10 @@ std::vector<std::vector<Policy>> chenSegments(const Graph &graph,
 /// finer one around the grid's winner. The cheapest within the budget
 /// and under `below` (else none): auto's start where greedy's runs fail on
 /// a training graph; `policy` receives its policies.
-SolveResult transientSegments(
-    const Graph &graph, int64_t budget, std::vector<Policy> *policy = nullptr,
-    bool refine = true,
-    double below = std::numeric_limits<double>::infinity());
+SolveResult
+transientSegments(const Graph &graph, int64_t budget,
+                  std::vector<Policy> *policy = nullptr, bool refine = true,
+                  double below = std::numeric_limits<double>::infinity());
 
 /// A start for auto's searches from the cost bound: the values whose drop
 /// covers, at least cost, the moment that needs the dearest such cover
