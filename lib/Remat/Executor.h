@@ -678,6 +678,7 @@ private:
     hash = 0;
     pinned.assign(n, 0);
     offered.resize(n, 0);
+    passing.resize(n, 0);
     if (plan.holdsForRecompute) {
       // A kept value feeding a dropped one is read once more for each
       // recomputation of it (see Policy::Keep).
@@ -738,6 +739,18 @@ private:
   /// Runs plan.steps[from .. to).
   void runSteps(const std::vector<Policy> &p, Tally *tally, size_t from,
                 size_t to) {
+    // Only a training graph's rebuilds pass Nested values (a graph without
+    // a backward pass runs them as Recompute), and only its runs pay for
+    // watching them.
+    if (plan.holdsForRecompute)
+      runStepsOf<false>(p, tally, from, to);
+    else
+      runStepsOf<true>(p, tally, from, to);
+  }
+
+  template <bool kNested>
+  void runStepsOf(const std::vector<Policy> &p, Tally *tally, size_t from,
+                  size_t to) {
     for (size_t i = from; i < to; ++i) {
       if (i >= convergeFrom && hash == memory.stepHash[i] &&
           counts == memory.stepCounts[i] &&
@@ -776,7 +789,7 @@ private:
       pinning = !cache.empty();
       uint32_t depsBegin = plan.depStart[id], depsEnd = plan.depStart[id + 1];
       for (uint32_t k = depsBegin; k < depsEnd; ++k) {
-        ensure(plan.deps[k]);
+        ensure<kNested>(plan.deps[k]);
         pin(plan.deps[k]);
       }
       makeRoomFor(id);
@@ -792,10 +805,12 @@ private:
       for (uint32_t k = depsBegin; k < depsEnd; ++k)
         maybeFree(plan.deps[k]);
       for (NodeId t : transient) {
-        if (p[t] != Policy::Transient) {
+        if (p[t] != Policy::Transient && (!kNested || !passing[t])) {
           maybeFree(t);
           continue;
         }
+        if constexpr (kNested)
+          passing[t] = 0;
         if (cacheLimit != kNoBudget && remaining[t] > 0 && resident[t])
           offers.push_back(t);
         free(t);
@@ -941,15 +956,26 @@ private:
   /// Makes `id` resident, recomputing it and what it needs. Recomputed
   /// values stay until the consumer that asked for them has run, so two
   /// operands that share an input do not recompute it twice.
-  void ensure(NodeId id) {
+  template <bool kNested> void ensure(NodeId id) {
     if (resident[id] || (plan.flags[id] & ExecutorPlan::kArgument))
       return; // an overwritten argument is caught by the simulator
+    [[maybe_unused]] bool rebuilding = false;
+    if constexpr (kNested) {
+      rebuilding = (*policy)[id] == Policy::Recompute;
+      rebuildingRecompute += rebuilding;
+    }
     for (uint32_t k = plan.depStart[id]; k < plan.depStart[id + 1]; ++k) {
-      ensure(plan.deps[k]);
+      ensure<kNested>(plan.deps[k]);
       pin(plan.deps[k]);
     }
     makeRoomFor(id);
     compute(id);
+    if constexpr (kNested) {
+      rebuildingRecompute -= rebuilding;
+      // On the way to a Recompute value: freed with the step's transients.
+      if (rebuildingRecompute > 0 && (*policy)[id] == Policy::Nested)
+        passing[id] = 1;
+    }
     if (pinning)
       for (uint32_t k = plan.depStart[id]; k < plan.depStart[id + 1]; ++k)
         --pinned[plan.deps[k]];
@@ -1142,6 +1168,11 @@ private:
   std::vector<int32_t> remaining, remainingEarly;
   std::vector<NodeId> transient, offers;
   std::vector<char> offered;
+  /// Nested values rebuilt on the way to a Recompute one in this step
+  /// (all clear between steps), and the Recompute values being rebuilt
+  /// around the current ensure().
+  std::vector<char> passing;
+  int rebuildingRecompute = 0;
   std::vector<int64_t> held;
   /// The cache (see setCacheLimit): Transient values kept after the step
   /// that recomputed them, oldest first; entries freed since are skipped.

@@ -108,14 +108,17 @@ std::vector<std::vector<Policy>> chenSegments(const Graph &graph,
 /// segment Transient: rebuilt from the segment's checkpoint for a backward
 /// use, or found in the executor's cache; and the same with a second level
 /// of checkpoints inside each segment (Recompute: rebuilt once with the
-/// segment, then held), on a grid of both spacings and, with `refine`, a
-/// finer one around the grid's winner. The cheapest within the budget
-/// and under `below` (else none): auto's start where greedy's runs fail on
-/// a training graph; `policy` receives its policies.
+/// segment, then held), and with `nested` a third (Nested: rebuilt and
+/// held for their own stretch between two of the second), on a grid of
+/// the spacings and, with `refine`, a finer one around the grid's winner.
+/// The cheapest within the budget and under `below` (else none): auto's
+/// start where greedy's runs fail on a training graph; `policy` receives
+/// its policies.
 SolveResult
 transientSegments(const Graph &graph, int64_t budget,
                   std::vector<Policy> *policy = nullptr, bool refine = true,
-                  double below = std::numeric_limits<double>::infinity());
+                  double below = std::numeric_limits<double>::infinity(),
+                  bool nested = true);
 
 /// A start for auto's searches from the cost bound: the values whose drop
 /// covers, at least cost, the moment that needs the dearest such cover

@@ -138,19 +138,27 @@ struct SegmentWalk {
   /// `outer`; inside a segment, a boundary becomes an inner checkpoint
   /// (Recompute: rebuilt with its segment for the backward pass and then
   /// held to its last use) wherever the bytes since the last checkpoint of
-  /// either kind exceed `inner`; everything else gets `inside`.
-  std::vector<Policy> policy(int64_t outer, int64_t inner,
-                             Policy inside) const {
+  /// either kind exceed `inner`, and a Nested one (held only while its own
+  /// stretch between two inner ones is in the backward pass) wherever the
+  /// bytes since the last checkpoint of any kind exceed `nested`;
+  /// everything else gets `inside`.
+  std::vector<Policy>
+  policy(int64_t outer, int64_t inner, Policy inside,
+         int64_t nested = std::numeric_limits<int64_t>::max()) const {
     std::vector<Policy> p(nodes, Policy::Keep);
-    int64_t sinceOuter = 0, sinceInner = 0;
+    int64_t sinceOuter = 0, sinceInner = 0, sinceNested = 0;
     for (size_t k = 0; k < candidates.size(); ++k) {
       sinceOuter += bytes[k];
       sinceInner += bytes[k];
+      sinceNested += bytes[k];
       if (isBoundary[k] && sinceOuter > outer) {
-        sinceOuter = sinceInner = 0;
+        sinceOuter = sinceInner = sinceNested = 0;
       } else if (isBoundary[k] && sinceInner > inner) {
-        sinceInner = 0;
+        sinceInner = sinceNested = 0;
         p[candidates[k]] = Policy::Recompute;
+      } else if (isBoundary[k] && sinceNested > nested) {
+        sinceNested = 0;
+        p[candidates[k]] = Policy::Nested;
       } else {
         p[candidates[k]] = inside;
       }
@@ -268,33 +276,34 @@ static SolveResult solveChenGreedy(const Graph &graph, int64_t budget,
 
 SolveResult remat::detail::transientSegments(const Graph &graph, int64_t budget,
                                              std::vector<Policy> *policy,
-                                             bool refine, double below) {
-  std::vector<std::vector<Policy>> all = chenSegments(graph, Policy::Transient);
+                                             bool refine, double below,
+                                             bool nested) {
   // Two levels (revolve's idea, at its second level): below what one level
   // reaches, a segment's own checkpoints, rebuilt once for its backward
   // pass, spare rebuilding it from its start for every backward step
   // (10,001 nodes at 0.01 of the peak: 1.95x -> 1.60x; at 0.005, 4.28x ->
-  // 2.09x). Segments from a 256th of the candidates' bytes to a quarter,
-  // in even steps; inner checkpoints every half to every 64th of a segment.
+  // 2.09x).
   SegmentWalk walk(graph);
   SolveResult none;
   none.peakBytes = -1; // no schedule: loses every comparison (isBetter)
   struct Spacing {
     double outer = 0, split = 0; // split 0: one level (chenSegments)
+    double nestedSplit = 0;      // 0: two levels
   };
-  std::vector<Spacing> spacings(all.size());
+  std::vector<std::vector<Policy>> all;
+  std::vector<Spacing> spacings;
   const int64_t outerSteps = 64, innerSplits = 64;
   const double outerStep = static_cast<double>(walk.total) / (4 * outerSteps);
-  auto add = [&](double outer, double split) {
+  auto add = [&](double outer, double split, double nestedSplit) {
+    double inner = outer / split;
     all.push_back(walk.policy(static_cast<int64_t>(outer),
-                              static_cast<int64_t>(outer / split),
-                              Policy::Transient));
-    spacings.push_back({outer, split});
+                              static_cast<int64_t>(inner), Policy::Transient,
+                              nestedSplit > 0
+                                  ? static_cast<int64_t>(inner / nestedSplit)
+                                  : std::numeric_limits<int64_t>::max()));
+    spacings.push_back({outer, split, nestedSplit});
   };
-  for (int64_t k = 1; k <= outerSteps; ++k)
-    for (int64_t split = 2; split <= innerSplits; split *= 2)
-      add(outerStep * static_cast<double>(k), static_cast<double>(split));
-  // Small graphs have few boundaries, and most of the grid repeats itself:
+  // Small graphs have few boundaries, and most of a grid repeats itself:
   // each distinct schedule once, in the order of their policies.
   auto dedupe = [&] {
     std::vector<size_t> order(all.size());
@@ -312,17 +321,12 @@ SolveResult remat::detail::transientSegments(const Graph &graph, int64_t budget,
     all = std::move(members);
     spacings = std::move(at);
   };
-  dedupe();
   // Only an answer within the budget is wanted (the evaluations take a
   // third of the instructions of scheduling and simulating each, at
   // ResNet50's smallest budget).
   ExecutorPlan plan(graph);
   PolicyExecutor executor(plan);
   executor.setCacheLimit(budget);
-  const std::vector<Policy> *best =
-      bestOf(executor, budget, all, /*fitOnly=*/true, below);
-  if (!best)
-    return none;
   // The grid's steps are coarse where it matters most (a segment of a
   // 256th of the bytes is one step from twice that): around the winner, a
   // finer grid of quarter steps in the segment and in the inner spacing's
@@ -330,23 +334,71 @@ SolveResult remat::detail::transientSegments(const Graph &graph, int64_t budget,
   // comes first). On the bench's 1,001- to 5,001-block training graphs
   // from 0.05 to 0.005 of their peaks it was cheaper at 7 of 35 budgets
   // (2,501 blocks at 0.005: 5.19x -> 4.18x) and dearer at none.
-  Spacing center = spacings[static_cast<size_t>(best - all.data())];
-  std::vector<Policy> winner = *best;
-  if (refine && center.split > 0) {
+  auto refined = [&](std::vector<Policy> winner, Spacing center) {
+    if (!refine || center.split == 0)
+      return winner;
     all.clear();
     spacings.clear();
     for (int a = -4; a <= 4; ++a)
       for (int b = -3; b <= 3; ++b)
         if ((a || b) && center.outer + a * outerStep / 4 > 0)
           add(center.outer + a * outerStep / 4,
-              center.split * std::exp2(b / 4.0));
+              center.split * std::exp2(b / 4.0), center.nestedSplit);
     dedupe();
     all.erase(std::remove(all.begin(), all.end(), winner), all.end());
     all.insert(all.begin(), winner);
     if (const std::vector<Policy> *finer =
             bestOf(executor, budget, all, /*fitOnly=*/true))
-      winner = *finer;
+      return *finer;
+    return winner;
+  };
+  // One and two levels: segments from a 256th of the candidates' bytes to
+  // a quarter, in even steps; inner checkpoints every half to every 64th
+  // of a segment.
+  all = chenSegments(graph, Policy::Transient);
+  spacings.assign(all.size(), {});
+  for (int64_t k = 1; k <= outerSteps; ++k)
+    for (int64_t split = 2; split <= innerSplits; split *= 2)
+      add(outerStep * static_cast<double>(k), static_cast<double>(split), 0);
+  dedupe();
+  std::vector<Policy> winner;
+  Spacing center;
+  if (const std::vector<Policy> *best =
+          bestOf(executor, budget, all, /*fitOnly=*/true, below)) {
+    center = spacings[static_cast<size_t>(best - all.data())];
+    winner = refined(*best, center);
   }
+  // A third level (revolve's next): each stretch between two inner
+  // checkpoints split in two or four by Nested ones, which only that
+  // stretch's backward steps rebuild and hold; inner checkpoints every
+  // half to every eighth of a segment (where a wider grid's winners were,
+  // inner splits to 64 and nested ones to 16). Taken only where cheaper
+  // than two levels: a three-level grid winner refined can end dearer
+  // than the two-level one refined (random 300-block residual graphs at
+  // 0.02 and 0.03 of their peaks, by up to 0.2%). Not where one level
+  // beat two: skipping it there lost none of the 29 budgets (of 103) of
+  // random 50- to 300-block residual graphs from 0.012 to 0.06 of their
+  // peaks where three levels were cheaper, nor any of auto's 7 cheaper
+  // answers on the bench's long training graphs; at ResNet50's smallest
+  // budget, where one level wins, the grid took 3.4% of the solve's
+  // instructions (callgrind).
+  if (nested && (winner.empty() || center.split > 0)) {
+    double cap =
+        winner.empty() ? below : executor.evaluate(winner, budget).cost;
+    all.clear();
+    spacings.clear();
+    for (int64_t k = 1; k <= outerSteps; ++k)
+      for (int64_t split = 2; split <= 8; split *= 2)
+        for (int64_t nestedSplit = 2; nestedSplit <= 4; nestedSplit *= 2)
+          add(outerStep * static_cast<double>(k), static_cast<double>(split),
+              static_cast<double>(nestedSplit));
+    dedupe();
+    if (const std::vector<Policy> *best =
+            bestOf(executor, budget, all, /*fitOnly=*/true, cap))
+      winner = refined(*best, spacings[static_cast<size_t>(best - all.data())]);
+  }
+  if (winner.empty())
+    return none;
   if (policy)
     *policy = winner;
   return finish(graph, executor.answer(winner), budget);

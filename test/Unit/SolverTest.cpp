@@ -187,6 +187,69 @@ TEST(Policies, TransientCandidatesAreRecomputedForEveryUse) {
   EXPECT_GT(recompute.recomputations, 0);
 }
 
+TEST(Policies, NestedCheckpointsAreHeldOnlyForTheirOwnStretch) {
+  // A chain f0 -> ... -> f16, then b15 -> ... -> b0, each b_i reading the
+  // gradient before it, f_i and f_{i+1}. f0 and f16 kept, every fourth
+  // value between them a Recompute checkpoint (f4, f8, f12), the values
+  // halfway between those (f2, f6, f10, f14) Transient, Recompute or
+  // Nested, the rest Transient. The first backward step rebuilds f1 to f15
+  // and holds the Recompute checkpoints; a Nested value on the way to one
+  // (f2, f6, f10) is freed like a Transient one there and held only when
+  // its own stretch's backward steps rebuild it: the peak of Transient
+  // ones, fewer computations (the stretch's later steps start from it).
+  // Recompute there holds them all at once.
+  Graph g;
+  std::vector<NodeId> f;
+  for (int i = 0; i < 17; ++i) {
+    f.push_back(addValue(g, "f", 1, 10));
+    if (i > 0)
+      g.addEdge(f[i - 1], f[i]);
+  }
+  NodeId next = f[16];
+  for (int i = 15; i >= 0; --i) {
+    Node n;
+    n.name = "b";
+    n.cost = 2;
+    n.bytes = 10;
+    n.backward = true;
+    n.output = i == 0;
+    NodeId b = g.addNode(n);
+    addEdges(g, {{next, b}, {f[i], b}});
+    if (i < 15)
+      g.addEdge(f[i + 1], b);
+    next = b;
+  }
+  ASSERT_EQ(g.verify(), "");
+  auto run = [&](Policy between) {
+    std::vector<Policy> p(g.size(), Policy::Keep);
+    for (int i = 1; i < 16; ++i)
+      p[f[i]] = i % 4 == 0   ? Policy::Recompute
+                : i % 2 == 0 ? between
+                             : Policy::Transient;
+    return scheduleFromPolicies(g, p);
+  };
+  auto computesOf = [&](const Schedule &s, NodeId id) {
+    return std::count_if(s.begin(), s.end(), [&](const Event &e) {
+      return e.kind == Event::Kind::Compute && e.node == id;
+    });
+  };
+  Schedule nested = run(Policy::Nested);
+  SimResult three = simulate(g, nested);
+  SimResult two = simulate(g, run(Policy::Transient));
+  SimResult held = simulate(g, run(Policy::Recompute));
+  ASSERT_TRUE(three.valid) << three.error;
+  ASSERT_TRUE(two.valid) << two.error;
+  ASSERT_TRUE(held.valid) << held.error;
+  EXPECT_EQ(three.peakBytes, two.peakBytes);
+  EXPECT_LT(three.cost, two.cost);
+  EXPECT_GT(held.peakBytes, three.peakBytes);
+  // Forward, on the way to f4 (f8, f12), and for its own stretch.
+  for (int i : {2, 6, 10})
+    EXPECT_EQ(computesOf(nested, f[i]), 3) << "f" << i;
+  // Past the last Recompute checkpoint: held where it is rebuilt.
+  EXPECT_EQ(computesOf(nested, f[14]), 2);
+}
+
 TEST(Policies, ACachedTransientValueIsNotRecomputedWhileItFits) {
   // f0 -> ... -> f7 -> loss -> b7 -> ... -> b0, each b reading its f; f0
   // kept, the others Transient. Without a cache b_i recomputes f1..f_i
@@ -247,9 +310,10 @@ TEST(Policies, ACachedTransientValueIsNotRecomputedWhileItFits) {
 }
 
 TEST(Policies, TheCacheNeverBreaksABudgetThePoliciesMeet) {
-  // Random policies on random training graphs: where the uncached schedule
-  // fits a budget, the cached one for it is valid, fits and is never
-  // dearer; and with this many Transient values mostly cheaper.
+  // Random policies (Nested ones among them) on random training graphs:
+  // where the uncached schedule fits a budget, the cached one for it is
+  // valid, fits and is never dearer; and with this many Transient values
+  // mostly cheaper.
   int fits = 0, cheaper = 0;
   for (unsigned seed = 0; seed < 40; ++seed) {
     Graph g = test::randomTrainingGraph(900 + seed, 12 + seed);
@@ -258,8 +322,8 @@ TEST(Policies, TheCacheNeverBreaksABudgetThePoliciesMeet) {
     for (int trial = 0; trial < 10; ++trial) {
       std::vector<Policy> p(g.size(), Policy::Keep);
       for (NodeId c : candidates)
-        p[c] = static_cast<Policy>(std::array{Policy::Keep, Policy::Recompute,
-                                              Policy::Transient}[rng() % 3]);
+        p[c] = std::array{Policy::Keep, Policy::Recompute, Policy::Nested,
+                          Policy::Transient}[rng() % 4];
       SimResult plain = simulate(g, scheduleFromPolicies(g, p));
       ASSERT_TRUE(plain.valid) << plain.error;
       for (double slack : {0.0, 0.05, 0.2}) {
@@ -1246,6 +1310,36 @@ TEST(TransientSegments, RefinesTheGridAroundItsWinner) {
     SimResult again = simulate(g, scheduleFromPolicies(g, policy, budget));
     EXPECT_EQ(again.cost, fine.cost) << f;
     EXPECT_LE(solve("auto", g, budget).cost, fine.cost) << f;
+  }
+}
+
+TEST(TransientSegments, AddsAThirdLevelWhereItIsCheaper) {
+  // A little above what two levels of checkpoints reach on long residual
+  // graphs, Nested checkpoints inside each stretch between two inner ones
+  // spare most of the stretch's rebuilds: the three-level start is
+  // strictly cheaper at these budgets (without the third level, all four
+  // cost what two levels cost), its schedule is what its policies give,
+  // and auto is never dearer.
+  for (unsigned seed : {9100u, 9101u}) {
+    Graph g = test::randomResidualGraph(seed, 300, 2);
+    int64_t peak = solve("none", g, kNoBudget).peakBytes;
+    for (double f : {0.012, 0.015}) {
+      int64_t budget = static_cast<int64_t>(f * static_cast<double>(peak));
+      SolveResult two = detail::transientSegments(
+          g, budget, nullptr, /*refine=*/true,
+          std::numeric_limits<double>::infinity(), /*nested=*/false);
+      std::vector<Policy> policy;
+      SolveResult three = detail::transientSegments(g, budget, &policy);
+      ASSERT_TRUE(two.feasible) << seed << " " << f;
+      ASSERT_TRUE(three.feasible) << seed << " " << f;
+      EXPECT_LT(three.cost, two.cost) << seed << " " << f;
+      EXPECT_LE(three.peakBytes, budget);
+      EXPECT_NE(std::count(policy.begin(), policy.end(), Policy::Nested), 0);
+      SimResult again = simulate(g, scheduleFromPolicies(g, policy, budget));
+      ASSERT_TRUE(again.valid) << again.error;
+      EXPECT_EQ(again.cost, three.cost) << seed << " " << f;
+      EXPECT_LE(solve("auto", g, budget).cost, three.cost) << seed << " " << f;
+    }
   }
 }
 
