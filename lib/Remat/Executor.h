@@ -679,6 +679,7 @@ private:
     pinned.assign(n, 0);
     offered.resize(n, 0);
     passing.resize(n, 0);
+    computedInStep.resize(n, 0);
     if (plan.holdsForRecompute) {
       // A kept value feeding a dropped one is read once more for each
       // recomputation of it (see Policy::Keep).
@@ -739,18 +740,6 @@ private:
   /// Runs plan.steps[from .. to).
   void runSteps(const std::vector<Policy> &p, Tally *tally, size_t from,
                 size_t to) {
-    // Only a training graph's rebuilds pass Nested values (a graph without
-    // a backward pass runs them as Recompute), and only its runs pay for
-    // watching them.
-    if (plan.holdsForRecompute)
-      runStepsOf<false>(p, tally, from, to);
-    else
-      runStepsOf<true>(p, tally, from, to);
-  }
-
-  template <bool kNested>
-  void runStepsOf(const std::vector<Policy> &p, Tally *tally, size_t from,
-                  size_t to) {
     for (size_t i = from; i < to; ++i) {
       if (i >= convergeFrom && hash == memory.stepHash[i] &&
           counts == memory.stepCounts[i] &&
@@ -789,7 +778,7 @@ private:
       pinning = !cache.empty();
       uint32_t depsBegin = plan.depStart[id], depsEnd = plan.depStart[id + 1];
       for (uint32_t k = depsBegin; k < depsEnd; ++k) {
-        ensure<kNested>(plan.deps[k]);
+        ensure(plan.deps[k]);
         pin(plan.deps[k]);
       }
       makeRoomFor(id);
@@ -804,13 +793,12 @@ private:
       }
       for (uint32_t k = depsBegin; k < depsEnd; ++k)
         maybeFree(plan.deps[k]);
+      bool walked = false;
       for (NodeId t : transient) {
-        if (p[t] != Policy::Transient && (!kNested || !passing[t])) {
+        if (p[t] != Policy::Transient && !passes(p, t, walked)) {
           maybeFree(t);
           continue;
         }
-        if constexpr (kNested)
-          passing[t] = 0;
         if (cacheLimit != kNoBudget && remaining[t] > 0 && resident[t])
           offers.push_back(t);
         free(t);
@@ -956,26 +944,15 @@ private:
   /// Makes `id` resident, recomputing it and what it needs. Recomputed
   /// values stay until the consumer that asked for them has run, so two
   /// operands that share an input do not recompute it twice.
-  template <bool kNested> void ensure(NodeId id) {
+  void ensure(NodeId id) {
     if (resident[id] || (plan.flags[id] & ExecutorPlan::kArgument))
       return; // an overwritten argument is caught by the simulator
-    [[maybe_unused]] bool rebuilding = false;
-    if constexpr (kNested) {
-      rebuilding = (*policy)[id] == Policy::Recompute;
-      rebuildingRecompute += rebuilding;
-    }
     for (uint32_t k = plan.depStart[id]; k < plan.depStart[id + 1]; ++k) {
-      ensure<kNested>(plan.deps[k]);
+      ensure(plan.deps[k]);
       pin(plan.deps[k]);
     }
     makeRoomFor(id);
     compute(id);
-    if constexpr (kNested) {
-      rebuildingRecompute -= rebuilding;
-      // On the way to a Recompute value: freed with the step's transients.
-      if (rebuildingRecompute > 0 && (*policy)[id] == Policy::Nested)
-        passing[id] = 1;
-    }
     if (pinning)
       for (uint32_t k = plan.depStart[id]; k < plan.depStart[id + 1]; ++k)
         --pinned[plan.deps[k]];
@@ -991,6 +968,41 @@ private:
         read(plan.deps[k]);
         transient.push_back(plan.deps[k]);
       }
+  }
+
+  /// Whether `t`, which the current step computed, is a Nested value that
+  /// leaves with the step's transients: in a training graph, one that a
+  /// Recompute value the step computed too needs (through values the step
+  /// computed). The first call in a step (`walked` false) finds them all.
+  bool passes(const std::vector<Policy> &p, NodeId t, bool &walked) {
+    if (p[t] != Policy::Nested || plan.holdsForRecompute)
+      return false;
+    if (!walked) {
+      walked = true;
+      if (++stepStamp == 0) // 0 marks a visited value
+        ++stepStamp;
+      for (NodeId u : transient)
+        computedInStep[u] = stepStamp;
+      for (NodeId r : transient)
+        if (p[r] == Policy::Recompute)
+          markUpstream(p, r);
+    }
+    bool leaves = passing[t] != 0;
+    passing[t] = 0;
+    return leaves;
+  }
+
+  /// Marks the Nested values among what the step computed for `id`.
+  void markUpstream(const std::vector<Policy> &p, NodeId id) {
+    for (uint32_t k = plan.depStart[id]; k < plan.depStart[id + 1]; ++k) {
+      NodeId d = plan.deps[k];
+      if (computedInStep[d] != stepStamp)
+        continue;
+      computedInStep[d] = 0; // visited
+      if (p[d] == Policy::Nested)
+        passing[d] = 1;
+      markUpstream(p, d);
+    }
   }
 
   /// What freeAtLastUse does, within one step: a step's frees all follow
@@ -1168,11 +1180,12 @@ private:
   std::vector<int32_t> remaining, remainingEarly;
   std::vector<NodeId> transient, offers;
   std::vector<char> offered;
-  /// Nested values rebuilt on the way to a Recompute one in this step
-  /// (all clear between steps), and the Recompute values being rebuilt
-  /// around the current ensure().
+  /// passes()' scratch: Nested values that leave after this step (all
+  /// clear between steps), and the stamp of the step that computed each
+  /// value.
   std::vector<char> passing;
-  int rebuildingRecompute = 0;
+  std::vector<uint32_t> computedInStep;
+  uint32_t stepStamp = 0;
   std::vector<int64_t> held;
   /// The cache (see setCacheLimit): Transient values kept after the step
   /// that recomputed them, oldest first; entries freed since are skipped.

@@ -193,7 +193,7 @@ TEST(Policies, NestedCheckpointsAreHeldOnlyForTheirOwnStretch) {
   // value between them a Recompute checkpoint (f4, f8, f12), the values
   // halfway between those (f2, f6, f10, f14) Transient, Recompute or
   // Nested, the rest Transient. The first backward step rebuilds f1 to f15
-  // and holds the Recompute checkpoints; a Nested value on the way to one
+  // and holds the Recompute checkpoints; a Nested value one of them needs
   // (f2, f6, f10) is freed like a Transient one there and held only when
   // its own stretch's backward steps rebuild it: the peak of Transient
   // ones, fewer computations (the stretch's later steps start from it).

@@ -96,15 +96,13 @@ enum class Policy : uint8_t {
   /// use and then kept to its last use (Chen's segment recomputation).
   Recompute,
   /// Training graphs: a checkpoint one level inside Recompute ones
-  /// (revolve's third level). Like Recompute, except where it is rebuilt on
-  /// the way to a Recompute value downstream of it that is being rebuilt
-  /// too: there it is freed after the step like a Transient value, and only
-  /// a rebuild that starts downstream of it and stops upstream of it (at a
-  /// resident Recompute value or one kept) holds it to its last use. A
+  /// (revolve's third level). Like Recompute, except in a step that also
+  /// rebuilds a Recompute value that needs it (through values the step
+  /// rebuilt): there it is freed after the step like a Transient value. A
   /// segment's first backward use thus rebuilds its Recompute checkpoints
   /// and holds them, and each stretch between two of them holds its own
-  /// Nested ones only while its backward steps run. In a graph without a
-  /// backward pass it is Recompute.
+  /// Nested ones only once its backward steps rebuild them. In a graph
+  /// without a backward pass it is Recompute.
   Nested,
   /// Freed after its last forward use and recomputed where a backward use
   /// needs it (the least memory, the most compute). Scheduled for a budget
