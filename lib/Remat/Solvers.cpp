@@ -371,17 +371,17 @@ SolveResult remat::detail::transientSegments(const Graph &graph, int64_t budget,
   // A third level (revolve's next): each stretch between two inner
   // checkpoints split in two or four by Nested ones, which only that
   // stretch's backward steps rebuild and hold; inner checkpoints every
-  // half to every eighth of a segment (where a wider grid's winners were,
-  // inner splits to 64 and nested ones to 16). Taken only where cheaper
-  // than two levels: a three-level grid winner refined can end dearer
-  // than the two-level one refined (random 300-block residual graphs at
-  // 0.02 and 0.03 of their peaks, by up to 0.2%). Not where one level
-  // beat two: skipping it there lost none of the 29 budgets (of 103) of
-  // random 50- to 300-block residual graphs from 0.012 to 0.06 of their
-  // peaks where three levels were cheaper, nor any of auto's 7 cheaper
-  // answers on the bench's long training graphs; at ResNet50's smallest
-  // budget, where one level wins, the grid took 3.4% of the solve's
-  // instructions (callgrind).
+  // half to every eighth of a segment (the winners of a wider grid, inner
+  // splits to 64 and nested ones to 16, were all in this one). Taken only
+  // where cheaper than two levels: a three-level grid winner refined can
+  // end dearer than the two-level one refined (random 300-block residual
+  // graphs at 0.02 and 0.03 of their peaks, by up to 0.2%). Not where one
+  // level beat two: skipping it there lost none of the 29 budgets (of
+  // 103) of random 50- to 300-block residual graphs from 0.012 to 0.06 of
+  // their peaks where three levels were cheaper, nor any of auto's 7
+  // cheaper answers on the bench's long training graphs; at ResNet50's
+  // smallest budget, where one level wins, the grid took 3.4% of the
+  // solve's instructions (callgrind).
   if (nested && (winner.empty() || center.split > 0)) {
     double cap =
         winner.empty() ? below : executor.evaluate(winner, budget).cost;
