@@ -105,12 +105,12 @@ ResumeCheck remat::detail::checkResumedEvaluations(const Graph &graph,
   std::mt19937 rng(seed);
   auto randomPolicy = [&](NodeId c) {
     std::vector<Policy> allowed = {Policy::Keep};
-    if (std::binary_search(checkpoints.begin(), checkpoints.end(), c))
+    if (std::binary_search(checkpoints.begin(), checkpoints.end(), c)) {
       allowed.insert(allowed.end(), {Policy::Recompute, Policy::Transient});
-    // Nested is a training graph's policy (see Policy::Nested).
-    if (!plan.holdsForRecompute &&
-        std::binary_search(checkpoints.begin(), checkpoints.end(), c))
-      allowed.push_back(Policy::Nested);
+      // Nested is a training graph's policy (see Policy::Nested).
+      if (!plan.holdsForRecompute)
+        allowed.push_back(Policy::Nested);
+    }
     if (std::binary_search(lates.begin(), lates.end(), c))
       allowed.insert(allowed.end(), {Policy::Release, Policy::Late});
     return allowed[rng() % allowed.size()];

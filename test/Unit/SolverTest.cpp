@@ -34,6 +34,24 @@ NodeId addValue(Graph &g, const char *name, double cost, int64_t bytes) {
   return g.addNode(n);
 }
 
+/// Adds a backward-pass node that computes `bytes` of output for `cost`.
+NodeId addBackward(Graph &g, double cost, int64_t bytes, bool output = false) {
+  Node n;
+  n.name = "b";
+  n.cost = cost;
+  n.bytes = bytes;
+  n.backward = true;
+  n.output = output;
+  return g.addNode(n);
+}
+
+/// How many times `s` computes `id`.
+long computesOf(const Schedule &s, NodeId id) {
+  return std::count_if(s.begin(), s.end(), [&](const Event &e) {
+    return e.kind == Event::Kind::Compute && e.node == id;
+  });
+}
+
 /// Adds each (producer, user) edge.
 void addEdges(Graph &g,
               std::initializer_list<std::pair<NodeId, NodeId>> edges) {
@@ -207,13 +225,7 @@ TEST(Policies, NestedCheckpointsAreHeldOnlyForTheirOwnStretch) {
   }
   NodeId next = f[16];
   for (int i = 15; i >= 0; --i) {
-    Node n;
-    n.name = "b";
-    n.cost = 2;
-    n.bytes = 10;
-    n.backward = true;
-    n.output = i == 0;
-    NodeId b = g.addNode(n);
+    NodeId b = addBackward(g, 2, 10, /*output=*/i == 0);
     addEdges(g, {{next, b}, {f[i], b}});
     if (i < 15)
       g.addEdge(f[i + 1], b);
@@ -227,11 +239,6 @@ TEST(Policies, NestedCheckpointsAreHeldOnlyForTheirOwnStretch) {
                 : i % 2 == 0 ? between
                              : Policy::Transient;
     return scheduleFromPolicies(g, p);
-  };
-  auto computesOf = [&](const Schedule &s, NodeId id) {
-    return std::count_if(s.begin(), s.end(), [&](const Event &e) {
-      return e.kind == Event::Kind::Compute && e.node == id;
-    });
   };
   Schedule nested = run(Policy::Nested);
   SimResult three = simulate(g, nested);
@@ -266,12 +273,7 @@ TEST(Policies, ACachedTransientValueIsNotRecomputedWhileItFits) {
   g.addEdge(f[7], loss);
   NodeId next = loss;
   for (int i = 7; i >= 0; --i) {
-    Node n;
-    n.name = "b";
-    n.cost = 10;
-    n.bytes = 100;
-    n.backward = true;
-    b[i] = g.addNode(n);
+    b[i] = addBackward(g, 10, 100);
     addEdges(g, {{next, b[i]}, {f[i], b[i]}});
     next = b[i];
   }
@@ -279,11 +281,6 @@ TEST(Policies, ACachedTransientValueIsNotRecomputedWhileItFits) {
   std::vector<Policy> p(g.size(), Policy::Keep);
   for (int i = 1; i < 8; ++i)
     p[f[i]] = Policy::Transient;
-  auto computesOf = [&](const Schedule &s, NodeId id) {
-    return std::count_if(s.begin(), s.end(), [&](const Event &e) {
-      return e.kind == Event::Kind::Compute && e.node == id;
-    });
-  };
   Schedule uncached = scheduleFromPolicies(g, p);
   SimResult plain = simulate(g, uncached);
   ASSERT_TRUE(plain.valid) << plain.error;
