@@ -16,12 +16,15 @@ order of floating-point additions moves the last bits), and the bound's
 times (bound_ms).
 
 usage: bench/solver-ab.py A/remat-solve B/remat-solve
-       [--graphs NAME|PREFIX,...] [--repeat 1] [--bound KIND] [--out FILE.md]
+       [--graphs NAME|PREFIX,...] [--repeat 1] [--bound KIND] [--grid N]
+       [--out FILE.md]
 
 --graphs picks graphs of the sweep by exact name or name prefix (default:
 all but Moccasin's n500 and n1000, whose solves take seconds); --repeat
 runs each budget that many times per build and keeps the least time of
-each (the answers must agree from run to run).
+each (the answers must agree from run to run); --grid N compares at N
+budgets per graph evenly spaced from the smallest one A's auto reaches to
+the no-remat peak (bench/solver-scan.py's grid) instead of the sweep's.
 """
 import argparse
 import json
@@ -40,6 +43,7 @@ def main():
     p.add_argument("--graphs", default=sweep.QUICK_GRAPHS)
     p.add_argument("--repeat", type=int, default=1)
     p.add_argument("--bound", choices=["moments", "windows"])
+    p.add_argument("--grid", type=int, default=0)
     p.add_argument("--results", default=os.path.join(sweep.ROOT, "bench",
                                                      "results"))
     p.add_argument("--out")
@@ -70,6 +74,14 @@ def main():
     differ = []
     for g in names:
         budgets = sorted({r["budget"] for r in rows if r["graph"] == g})
+        if a.grid:
+            floor = sweep.solve(None, paths[g], 1, "auto",
+                                binary=a.a)["peak_bytes"]
+            peak = sweep.solve(None, paths[g], "1.0x", "none",
+                               binary=a.a)["baseline_peak_bytes"]
+            budgets = [int(floor + (peak - floor) * i / (a.grid - 1))
+                       for i in range(a.grid)]
+            fraction.update({(g, b): b / peak for b in budgets})
         cheaper = dearer = same = same_schedule = 0
         times = {"a": [], "b": []}
         for budget in budgets:
@@ -94,9 +106,11 @@ def main():
                 same += 1
             if abs(y[value] - x[value]) > x[value] * 1e-12:
                 base = x["baseline_cost"]
+                grew = ((y[value] - base) / (x[value] - base)
+                        if x[value] > base else float("inf"))
                 differ.append(f"| {g} | {fraction[(g, budget)]:.3f} | "
                               f"{x[value] / base:.4f}x | "
-                              f"{y[value] / base:.4f}x |")
+                              f"{y[value] / base:.4f}x | {grew:.4f} |")
             if not a.bound:
                 same_schedule += x["schedule"] == y["schedule"]
         if a.bound:
@@ -113,7 +127,8 @@ def main():
         lines.append(line)
         print(line, flush=True)
     if differ:
-        more = ["", "| graph | budget / peak | A | B |", "|---|---|---|---|"]
+        more = ["", "| graph | budget / peak | A | B | B's extra compute / A's |",
+                "|---|---|---|---|---|"]
         more += differ
         print("\n".join(more), flush=True)
         lines += more
