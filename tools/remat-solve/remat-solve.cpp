@@ -16,8 +16,10 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <optional>
 
 namespace cl = llvm::cl;
 using namespace remat;
@@ -148,6 +150,13 @@ int main(int argc, char **argv) {
       r.optimal = true;
     if (!r.feasible && !std::isfinite(bound))
       r.optimal = true; // no in-order schedule fits at all
+    // The relative gap of MIP solvers: how much of the answer's cost the
+    // bound leaves unproven (0 where it is optimal).
+    std::optional<double> gap;
+    if (r.feasible && r.lowerBound && sim.cost > 0)
+      gap = r.optimal && *r.optimal
+                ? 0.0
+                : std::max(0.0, (sim.cost - *r.lowerBound) / sim.cost);
 
     if (json) {
       llvm::json::Array events;
@@ -176,6 +185,7 @@ int main(int argc, char **argv) {
                                 : llvm::json::Value(nullptr)},
           {"lower_bound_cost", r.lowerBound ? llvm::json::Value(*r.lowerBound)
                                             : llvm::json::Value(nullptr)},
+          {"gap", gap ? llvm::json::Value(*gap) : llvm::json::Value(nullptr)},
           {"schedule", std::move(events)},
       });
       continue;
@@ -195,9 +205,13 @@ int main(int argc, char **argv) {
     else if (r.optimal && r.feasible)
       llvm::outs() << (*r.optimal ? ", proven optimal"
                                   : ", not proven optimal");
-    if (r.lowerBound)
+    if (r.lowerBound) {
       llvm::outs() << " (cost lower bound "
-                   << llvm::format("%.6g", *r.lowerBound) << ")";
+                   << llvm::format("%.6g", *r.lowerBound);
+      if (gap && *gap > 0)
+        llvm::outs() << ", gap " << llvm::format("%.2f", 100 * *gap) << "%";
+      llvm::outs() << ")";
+    }
     llvm::outs() << "\n";
     if (!r.feasible)
       llvm::outs() << "  the smallest budget this solver reaches is "
