@@ -10,7 +10,8 @@ auto solving the whole sweep in one run (remat-solve --budget=A,B,...,
 monotone by construction.
 
 usage: bench/solver-sweep.py [--build build] [--points 32]
-       [--graphs NAME|PREFIX,...] [--milp-graphs VGG16,MobileNet:20]
+       [--graphs NAME|PREFIX,...]
+       [--milp-graphs VGG16,MobileNet:20,ResNet50:150:4]
        [--milp-time-limit 10] [--report-only]
 
 The graphs: Checkmate's three training graphs, Moccasin's four random
@@ -157,7 +158,8 @@ def main():
     p.add_argument("--build", default=os.path.join(ROOT, "build"))
     p.add_argument("--points", type=int, default=32)
     p.add_argument("--graphs", default="")
-    p.add_argument("--milp-graphs", default="VGG16,MobileNet:20")
+    p.add_argument("--milp-graphs",
+                   default="VGG16,MobileNet:20,ResNet50:150:4")
     p.add_argument("--milp-time-limit", type=float, default=10)
     p.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
     p.add_argument("--report-only", action="store_true")
