@@ -127,8 +127,8 @@ def main():
         lines.append(line)
         print(line, flush=True)
     if differ:
-        more = ["", "| graph | budget / peak | A | B | B's extra compute / A's |",
-                "|---|---|---|---|---|"]
+        more = ["", "| graph | budget / peak | A | B | "
+                "B's extra compute / A's |", "|---|---|---|---|---|"]
         more += differ
         print("\n".join(more), flush=True)
         lines += more
