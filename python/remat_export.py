@@ -6,17 +6,25 @@
 
 MODEL is a torchvision model name (resnet18, vgg16, mobilenet_v2, ...), a zoo
 name of python/zoo.py, or FILE.py:NAME for a function or class in a Python
-file that returns an nn.Module. The module is traced with torch.fx, shapes
-are propagated on a seeded example input, and every node becomes train ops.
-Writes OUT_DIR/model.mlir and, for remat-run --inputs-dir=OUT_DIR, one raw
-little-endian NAME.bin per parameter (the module's initial weights), for the
-input `x` and for the labels `y`.
+file that returns an nn.Module. The module is captured at the ATen level by
+PyTorch's own tracer (python/remat_capture.py: `make_fx` on a seeded example
+input), and every ATen op becomes train ops located at the module path that
+made it. Parameters become `param` arguments named as in the state dict;
+buffers and everything computed from them alone become constants. Autodiff
+stays Remat's: only the forward graph is exported. Writes OUT_DIR/model.mlir
+and, for remat-run --inputs-dir=OUT_DIR, one raw little-endian NAME.bin per
+parameter (the module's initial weights), for the input `x` and the labels
+`y`.
 
-An op the exporter does not know stops it with an error that names the op
-and the source line; nothing is dropped. Batch norm is exported in training
-mode (batch statistics, running averages not kept: nothing in a step reads
-them). GELU must be the exact (erf) form, PyTorch's default: the tanh
-approximation is refused, not silently replaced.
+An ATen op the exporter does not know, a tensor read as a Python value
+(data-dependent control flow), a gradient stop (`detach`) or an in-place
+update of a parameter or input stops it with an error that names the op,
+the module path and the source line; nothing is dropped, except updates of
+buffers that nothing in the step reads (batch norm's running statistics:
+the step uses batch statistics in training mode). Dropout (and stochastic
+depth) masks come from `train.dropout`'s counter-based RNG, one seed and
+offset per mask, so a recomputation draws the same mask; they are not
+PyTorch's random numbers.
 """
 import argparse
 import math
@@ -24,63 +32,63 @@ import operator
 import os
 import sys
 
+import numpy as np
 import torch
-import torch.fx
-from torch.fx.passes.shape_prop import ShapeProp
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import remat_ops  # noqa: E402
+import remat_capture  # noqa: E402
 import trainir  # noqa: E402
 
 DTYPES = {torch.float16: "f16", torch.bfloat16: "bf16", torch.float32: "f32",
           torch.float64: "f64", torch.int32: "i32", torch.int64: "i64"}
+
+# ATen ops that draw random numbers: never folded into constants.
+_RANDOM = {"bernoulli", "bernoulli_", "native_dropout", "rand", "rand_like",
+           "randn", "randn_like", "uniform_", "normal_", "randint", "randperm"}
+# Ops that only reinterpret the shape (row-major order unchanged).
+_RESHAPES = {"view", "_unsafe_view", "_reshape_alias", "reshape", "view_copy",
+             "squeeze", "unsqueeze", "flatten", "unflatten", "_reshape_copy"}
+_IDENTITIES = {"clone", "contiguous", "alias", "lift_fresh_copy", "lift_fresh",
+               "dropout", "feature_dropout"}  # dropout here means p=0 or eval
+# Elementwise functions of one tensor with a train.unary kind.
+_UNARY = {"exp": "exp", "log": "log", "sqrt": "sqrt", "rsqrt": "rsqrt",
+          "abs": "abs", "silu": "silu", "hardswish": "hardswish",
+          "hardsigmoid": "hardsigmoid", "mish": "mish", "sin": "sin",
+          "cos": "cos", "erf": "erf"}
 
 
 class ExportError(Exception):
     pass
 
 
-def _where(node):
-    trace = node.meta.get("stack_trace") or ""
-    frames = [l.strip() for l in trace.splitlines()
-              if l.strip().startswith("File ") and "/torch/" not in l
-              and os.path.basename(__file__) not in l]
-    if not frames:
-        return ""
-    # 'File "m.py", line 12, in forward' -> m.py:12
-    parts = frames[-1].split('"')
-    line = frames[-1].split("line ")[-1].split(",")[0]
-    return f" at {parts[1]}:{line}" if len(parts) > 2 else f" ({frames[-1]})"
+class _Transposed:
+    """aten.t / transpose of the last two dims, kept until a consumer either
+    folds it into a matmul (transpose_rhs) or needs it materialized."""
+
+    def __init__(self, value, perm):
+        self.value, self.perm = value, perm
+
+
+def _name(node):
+    t = node.target
+    packet = getattr(t, "overloadpacket", None)
+    if packet is not None:
+        return packet.__name__
+    return getattr(t, "__name__", str(t))
 
 
 def _shape(node):
     meta = node.meta.get("tensor_meta")
-    if meta is None:
-        raise ExportError(f"no static shape for '{node.name}'{_where(node)}")
+    if meta is None or not hasattr(meta, "shape"):
+        raise ExportError(f"no static shape for '{node.name}'")
     return list(meta.shape)
 
 
-class _ModuleTracer(torch.fx.Tracer):
-    """torch.fx's tracer, recording in each node's meta the path of the
-    innermost module whose forward created it ('blocks.0.attn'), which the
-    exporter writes as the ops' locations."""
-
-    def __init__(self):
-        super().__init__()
-        self.path = []
-
-    def call_module(self, m, forward, args, kwargs):
-        self.path.append(self.path_of_module(m))
-        try:
-            return super().call_module(m, forward, args, kwargs)
-        finally:
-            self.path.pop()
-
-    def create_node(self, *args, **kwargs):
-        node = super().create_node(*args, **kwargs)
-        if self.path:
-            node.meta["module_path"] = self.path[-1]
-        return node
+def _pair(v):
+    if isinstance(v, int):
+        return [v, v]
+    v = list(v)
+    return v * 2 if len(v) == 1 else v
 
 
 class Exporter:
@@ -88,48 +96,67 @@ class Exporter:
         self.module = module
         self.example, self.loss = example, loss
         floats = [t for t in module.parameters()] or [example]
-        self.dtype = DTYPES[floats[0].dtype]
+        self.torch_dtype = floats[0].dtype
+        self.dtype = DTYPES[self.torch_dtype]
         self.m = trainir.Model(name, self.dtype,
                                "// Exported from PyTorch by python/remat_export.py")
         self.values, self.params, self.weights = {}, {}, {}
+        self.consts = {}
         self.dropouts = 0
         self.seed = None
+        self.node = None
 
-    # Parameters are arguments named as in the module's state dict.
-    def param(self, qualified):
-        if qualified not in self.params:
-            tensor = self.module.get_parameter(qualified)
-            self.params[qualified] = self.m.param(qualified, list(tensor.shape))
-            self.weights[qualified] = tensor.detach()
-        return self.params[qualified]
+    # Diagnostics -------------------------------------------------------------
+    def where(self, node=None):
+        node = node or self.node
+        parts = []
+        if node is not None and node.meta.get("module_path"):
+            parts.append(f"in '{node.meta['module_path']}'")
+        if node is not None and node.meta.get("source"):
+            parts.append(f"at {node.meta['source']}")
+        return (" " + " ".join(parts)) if parts else ""
 
+    def error(self, what):
+        op = f"aten.{_name(self.node)}" if self.node is not None else "the model"
+        return ExportError(f"{op}{self.where()}: {what}")
+
+    # Values ------------------------------------------------------------------
     def export(self):
-        tracer = _ModuleTracer()
-        tracer.record_stack_traces = True  # for errors that name the line
         try:
-            graph = torch.fx.GraphModule(self.module, tracer.trace(self.module))
-        except Exception as e:  # torch.fx raises several kinds
-            raise ExportError(f"torch.fx cannot trace the model: {e}") from e
-        ShapeProp(graph).propagate(self.example)
-        x = self.m.input("x", list(self.example.shape), DTYPES[self.example.dtype])
+            gm, names, self.concrete = remat_capture.capture(self.module, self.example)
+        except remat_capture.CaptureError as e:
+            raise ExportError(str(e)) from e
+        graph = gm.graph
+        placeholders = [n for n in graph.nodes if n.op == "placeholder"]
+        self.gm = gm
+        self.is_const = {}
+        for n in graph.nodes:
+            ins = n.all_input_nodes
+            self.is_const[n] = (n.op == "get_attr" or (
+                n.op == "call_function" and _name(n) not in _RANDOM
+                and all(self.is_const[i] for i in ins)))
+        live = self.live_nodes(graph)
+        for i, node in enumerate(placeholders[:-1]):
+            self.values[node] = self.param(names[i], node)
+        x = placeholders[-1]
+        self.values[x] = self.m.input("x", list(self.example.shape),
+                                      DTYPES[self.example.dtype])
         out = None
-        for node in graph.graph.nodes:
-            self.m.loc = node.meta.get("module_path")
-            if node.op == "placeholder":
-                self.values[node] = x
-            elif node.op == "get_attr":
-                if node.target not in dict(self.module.named_parameters()):
-                    raise ExportError(f"'{node.target}' is a buffer or constant "
-                                      f"the step would read{_where(node)}: only "
-                                      "parameters are supported")
-                self.values[node] = self.param(node.target)
-            elif node.op == "call_module":
-                self.values[node] = self.call_module(node)
-            elif node.op in ("call_function", "call_method"):
+        for node in graph.nodes:
+            self.node = node
+            if node.op == "output":
+                outs = [a for a in torch.utils._pytree.tree_flatten(node.args[0])[0]
+                        if isinstance(a, torch.fx.Node)]
+                if len(outs) != 1:
+                    raise ExportError(f"the model returns {len(outs)} tensors: "
+                                      "export needs one (the logits or the "
+                                      "prediction the loss compares)")
+                out = self.value(outs[0])
+            elif node in live and not self.is_const[node] and node.op == "call_function":
+                self.m.loc = node.meta.get("module_path") or None
                 self.values[node] = self.call(node)
-            elif node.op == "output":
-                out = self.values[node.args[0]]
         self.m.loc = None
+        self.node = None
         if self.loss == "mse":
             y = self.m.label("y", out.shape)
             loss = self.m.mse_loss(out, y)
@@ -141,236 +168,585 @@ class Exporter:
             loss = self.m.cross_entropy(out, y)
         return self.m.text(loss)
 
-    def arg(self, a):
-        if isinstance(a, torch.fx.Node):
-            return self.values[a]
-        raise ExportError(f"unsupported non-tensor operand {a!r}")
+    def live_nodes(self, graph):
+        """Nodes the output depends on; an in-place update of a parameter or
+        the input is refused even when nothing reads it."""
+        live, work = set(), [n for n in graph.nodes if n.op == "output"]
+        while work:
+            n = work.pop()
+            if n in live:
+                continue
+            live.add(n)
+            work.extend(n.all_input_nodes)
+        for n in graph.nodes:
+            if n.op == "call_function" and _name(n).endswith("_") and n.args \
+                    and isinstance(n.args[0], torch.fx.Node) \
+                    and n.args[0].op == "placeholder":
+                self.node = n
+                raise self.error("an in-place update of a parameter or the "
+                                 "input: the step's arguments are read-only")
+        return live
 
-    def linear(self, x, w, b):
-        shape = x.shape
-        if len(shape) != 2:
-            x = self.m.reshape(x, [math.prod(shape[:-1]), shape[-1]])
-        y = self.m.matmul(x, w, transpose_rhs=True)
+    def param(self, qualified, node):
+        if qualified not in self.params:
+            tensor = self.module.get_parameter(qualified)
+            self.params[qualified] = self.m.param(qualified, list(tensor.shape))
+            self.weights[qualified] = tensor.detach()
+        return self.params[qualified]
+
+    def value(self, a):
+        """The train value of an fx node (constants materialized on first
+        use, transposes when nothing folded them)."""
+        if not isinstance(a, torch.fx.Node):
+            raise self.error(f"expected a tensor operand, got {a!r}")
+        if a not in self.values and self.is_const.get(a):
+            return self.constant(self.concrete[a])
+        v = self.values[a]
+        if isinstance(v, _Transposed):
+            v = self.values[a] = self.m.transpose(v.value, v.perm)
+        if isinstance(v, list):
+            raise self.error("a list of tensors where one tensor is expected")
+        return v
+
+    def constant(self, tensor):
+        if not isinstance(tensor, torch.Tensor):
+            raise self.error(f"expected a tensor, got {tensor!r}")
+        key = id(tensor)
+        if key not in self.consts:
+            if tensor.is_floating_point():
+                tensor = tensor.to(self.torch_dtype)
+            dtype = DTYPES.get(tensor.dtype)
+            if dtype is None:
+                raise self.error(f"a constant of type {tensor.dtype}")
+            self.consts[key] = (self.m.constant(tensor.detach().cpu().numpy(), dtype),
+                                tensor)
+        return self.consts[key][0]
+
+    def scalar(self, v):
+        return self.constant(torch.tensor(float(v), dtype=self.torch_dtype))
+
+    def operand(self, a):
+        """A tensor operand, or a Python number as a rank-0 constant."""
+        if isinstance(a, (int, float)) and not isinstance(a, bool):
+            return self.scalar(a)
+        return self.value(a)
+
+    # ATen ops ----------------------------------------------------------------
+    def call(self, node):
+        name = _name(node)
+        args, kwargs = node.args, node.kwargs
+        if node.target is operator.getitem:
+            return self.getitem(node)
+        base = name[:-1] if name.endswith("_") and not name.startswith("_") else name
+        handler = getattr(self, "op_" + base.lstrip("_"), None)
+        if base in _RESHAPES:
+            return self.m.reshape(self.value(args[0]), _shape(node)) \
+                if _shape(node) != self.value(args[0]).shape else self.value(args[0])
+        if base in _IDENTITIES:
+            return self.values[args[0]] if args[0] in self.values else self.value(args[0])
+        if base in _UNARY:
+            return self.m.unary(_UNARY[base], self.value(args[0]))
+        if handler is None:
+            raise self.error("no train op for it")
+        return handler(node, *args, **kwargs)
+
+    def getitem(self, node):
+        src, index = node.args
+        v = self.values.get(src)
+        if isinstance(v, list):
+            item = v[index]
+            return item() if callable(item) else item
+        if _name(src) in ("native_batch_norm", "native_layer_norm", "native_dropout",
+                          "max_pool2d_with_indices", "native_group_norm",
+                          "_native_batch_norm_legit_functional",
+                          "_native_batch_norm_legit",
+                          "_native_batch_norm_legit_no_training") and index == 0:
+            return v
+        self.node = src
+        raise self.error(f"its output {index} is used (only the first output "
+                         "of this op is supported)")
+
+    def op_convolution(self, node, x, w, b, stride, padding, dilation, transposed,
+                       output_padding, groups):
+        if transposed:
+            raise self.error("transposed convolution")
+        if len(stride) != 2:
+            raise self.error(f"a {len(stride)}-D convolution (only 2-D)")
+        y = self.m.conv2d(self.value(x), self.value(w), stride=list(stride),
+                          padding=list(padding), groups=groups,
+                          dilation=list(dilation))
         if b is not None:
-            y = self.m.bias_add(y, b)
-        if len(shape) != 2:
-            y = self.m.reshape(y, shape[:-1] + [w.shape[0]])
+            bias = self.value(b)
+            y = self.m.add(y, self.m.reshape(bias, [bias.shape[0], 1, 1]), "biased")
         return y
 
-    def dropout(self, x, p):
-        if p == 0:
-            return x
+    def affine_or_const(self, t, size, fill):
+        return self.value(t) if t is not None else \
+            self.constant(torch.full([size], float(fill), dtype=self.torch_dtype))
+
+    def op_native_batch_norm(self, node, x, w, b, mean, var, training, momentum, eps):
+        xv = self.value(x)
+        c = xv.shape[1]
+        g, beta = self.affine_or_const(w, c, 1.0), self.affine_or_const(b, c, 0.0)
+        if training:
+            if len(xv.shape) != 4:
+                raise self.error(f"batch norm of a rank-{len(xv.shape)} tensor "
+                                 "(only NCHW)")
+            return self.m.batch_norm(xv, g, beta, eps)
+        # Evaluation mode: the running statistics are constants.
+        extra = [1] * (len(xv.shape) - 2)
+        rm, rv = self.concrete[mean], self.concrete[var]
+        shift = self.constant(rm.reshape([c] + extra))
+        scale = self.constant((rv + eps).rsqrt().reshape([c] + extra))
+        xhat = self.m.mul(self.m.sub(xv, shift), scale)
+        return self.m.add(self.m.mul(xhat, self.m.reshape(g, [c] + extra)),
+                          self.m.reshape(beta, [c] + extra))
+
+    def op_native_batch_norm_legit_functional(self, node, x, w, b, mean, var,
+                                              training, momentum, eps):
+        return self.op_native_batch_norm(node, x, w, b, mean, var, training,
+                                         momentum, eps)
+
+    def op_native_batch_norm_legit_no_training(self, node, x, w, b, mean, var,
+                                               momentum, eps):
+        return self.op_native_batch_norm(node, x, w, b, mean, var, False,
+                                         momentum, eps)
+
+    def op_native_layer_norm(self, node, x, shape, w, b, eps):
+        xv = self.value(x)
+        k = math.prod(shape)
+        g, beta = self.affine_or_const(w, k, 1.0), self.affine_or_const(b, k, 0.0)
+        if len(shape) == 1:
+            return self.m.layer_norm(xv, g, beta, eps)
+        lead = xv.shape[:len(xv.shape) - len(shape)]
+        flat = self.m.reshape(xv, lead + [k])
+        y = self.m.layer_norm(flat, self.m.reshape(g, [k]) if len(g.shape) != 1 else g,
+                              self.m.reshape(beta, [k]) if len(beta.shape) != 1 else beta,
+                              eps)
+        return self.m.reshape(y, xv.shape)
+
+    def op_native_group_norm(self, node, x, w, b, n, c, hw, groups, eps):
+        xv = self.value(x)
+        k = (c // groups) * hw
+        ones = self.constant(torch.ones(k, dtype=self.torch_dtype))
+        zeros = self.constant(torch.zeros(k, dtype=self.torch_dtype))
+        y = self.m.layer_norm(self.m.reshape(xv, [n, groups, k]), ones, zeros, eps)
+        y = self.m.reshape(y, xv.shape)
+        extra = [1] * (len(xv.shape) - 2)
+        if w is not None:
+            y = self.m.mul(y, self.m.reshape(self.value(w), [c] + extra))
+        if b is not None:
+            y = self.m.add(y, self.m.reshape(self.value(b), [c] + extra))
+        return y
+
+    def op_relu(self, node, x):
+        return self.m.relu(self.value(x))
+
+    def op_hardtanh(self, node, x, lo=-1.0, hi=1.0):
+        return self.m.clamp(self.value(x), lo, hi)
+
+    def op_clamp(self, node, x, lo=None, hi=None):
+        if not all(isinstance(v, (int, float, type(None))) for v in (lo, hi)):
+            raise self.error("clamp with tensor bounds")
+        if lo is None and hi is None:
+            return self.value(x)
+        if lo == 0 and hi is None:
+            return self.m.relu(self.value(x))
+        return self.m.clamp(self.value(x), -math.inf if lo is None else lo,
+                            math.inf if hi is None else hi)
+
+    def op_clamp_min(self, node, x, lo):
+        return self.op_clamp(node, x, lo, None)
+
+    def op_clamp_max(self, node, x, hi):
+        return self.op_clamp(node, x, None, hi)
+
+    def op_gelu(self, node, x, approximate="none"):
+        if approximate != "none":
+            raise self.error(f"approximate='{approximate}': the dialect has the "
+                             "exact (erf) form; use nn.GELU()")
+        return self.m.gelu(self.value(x))
+
+    def op_tanh(self, node, x):
+        return self.m.tanh(self.value(x))
+
+    def op_sigmoid(self, node, x):
+        return self.m.sigmoid(self.value(x))
+
+    def op_softplus(self, node, x, beta=1, threshold=20):
+        if beta != 1 or threshold != 20:
+            raise self.error("softplus with beta or threshold other than 1, 20")
+        return self.m.unary("softplus", self.value(x))
+
+    def op_leaky_relu(self, node, x, slope=0.01):
+        return self.m.unary("leaky_relu", self.value(x), alpha=slope)
+
+    def op_elu(self, node, x, alpha=1.0, scale=1.0, input_scale=1.0):
+        if scale != 1 or input_scale != 1:
+            raise self.error("elu with scale (selu)")
+        return self.m.unary("elu", self.value(x), alpha=alpha)
+
+    def op_pow(self, node, x, exponent):
+        if not isinstance(exponent, (int, float)) or not isinstance(x, torch.fx.Node):
+            raise self.error("pow with a tensor exponent (only a constant)")
+        if exponent == 2:
+            v = self.value(x)
+            return self.m.mul(v, v)
+        return self.m.unary("pow", self.value(x), alpha=exponent)
+
+    def op_neg(self, node, x):
+        return self.m.scale(self.value(x), -1.0)
+
+    def binary(self, op, a, b):
+        if isinstance(a, torch.fx.Node) and isinstance(b, (int, float)) and \
+                op in ("mul", "div") and not isinstance(b, bool):
+            return self.m.scale(self.value(a), b if op == "mul" else 1.0 / b)
+        return self.m.binary(op, self.operand(a), self.operand(b))
+
+    def op_add(self, node, a, b, alpha=1):
+        if alpha != 1:
+            b = self.m.scale(self.operand(b), alpha) if isinstance(b, torch.fx.Node) \
+                else b * alpha
+            return self.m.add(self.operand(a), b if not isinstance(b, (int, float))
+                              else self.scalar(b))
+        if isinstance(b, (int, float)) and b == 0:
+            return self.value(a)
+        return self.binary("add", a, b)
+
+    def op_sub(self, node, a, b, alpha=1):
+        if alpha != 1:
+            b = self.m.scale(self.operand(b), alpha)
+        return self.m.sub(self.operand(a), self.operand(b))
+
+    def op_rsub(self, node, a, b, alpha=1):
+        return self.op_sub(node, b, a, alpha)
+
+    def op_mul(self, node, a, b):
+        if isinstance(a, (int, float)):
+            a, b = b, a
+        return self.binary("mul", a, b)
+
+    def op_div(self, node, a, b, rounding_mode=None):
+        if rounding_mode is not None:
+            raise self.error(f"division with rounding_mode='{rounding_mode}'")
+        return self.binary("div", a, b)
+
+    def op_t(self, node, x):
+        v = self.value(x)
+        if len(v.shape) < 2:
+            return v
+        return _Transposed(v, [1, 0])
+
+    def op_transpose(self, node, x, d0, d1):
+        v = self.value(x)
+        rank = len(v.shape)
+        perm = list(range(rank))
+        perm[d0 % rank], perm[d1 % rank] = perm[d1 % rank], perm[d0 % rank]
+        if perm == list(range(rank)):
+            return v
+        if rank >= 2 and perm == list(range(rank - 2)) + [rank - 1, rank - 2]:
+            return _Transposed(v, perm)
+        return self.m.transpose(v, perm)
+
+    def op_permute(self, node, x, dims):
+        v = self.value(x)
+        perm = [d % len(v.shape) for d in dims]
+        return v if perm == sorted(perm) else self.m.transpose(v, perm)
+
+    def rhs(self, b):
+        """A matmul's right operand: (value, transpose_rhs)."""
+        v = self.values.get(b)
+        if isinstance(v, _Transposed):
+            return v.value, True
+        return self.value(b), False
+
+    def op_mm(self, node, a, b):
+        rhs, t = self.rhs(b)
+        return self.m.matmul(self.value(a), rhs, transpose_rhs=t)
+
+    def op_addmm(self, node, bias, a, b, beta=1, alpha=1):
+        if beta != 1 or alpha != 1:
+            raise self.error("addmm with beta or alpha other than 1")
+        y = self.op_mm(node, a, b)
+        c = self.operand(bias)
+        if c.shape == [y.shape[1]]:
+            return self.m.bias_add(y, c)
+        return self.m.add(y, c)
+
+    def op_bmm(self, node, a, b):
+        rhs, t = self.rhs(b)
+        return self.m.batch_matmul(self.value(a), rhs, transpose_rhs=t)
+
+    def op_expand(self, node, x, sizes, implicit=False):
+        v = self.value(x)
+        return self.expand_to(v, _shape(node))
+
+    def expand_to(self, v, out):
+        if v.shape == out:
+            return v
+        lead = len(out) - len(v.shape)
+        shape = [1] * lead + v.shape
+        kept = [i for i in range(len(out)) if shape[i] == out[i] and i >= lead
+                or (shape[i] == out[i] == 1)]
+        kept = [i for i in range(len(out)) if i >= lead and shape[i] == out[i]]
+        squeezed = [shape[i] for i in kept]
+        if squeezed != v.shape:
+            v = self.m.reshape(v, squeezed)
+        new = [i for i in range(len(out)) if i not in kept]
+        return self.m.expand(v, out, new)
+
+    def op_repeat(self, node, x, repeats):
+        v = self.value(x)
+        lead = len(repeats) - len(v.shape)
+        shape = [1] * lead + v.shape
+        if lead:
+            v = self.m.reshape(v, shape)
+        # Tile: [r0, d0, r1, d1, ...] in row-major order is the repetition.
+        inter = [d for pair in zip(repeats, shape) for d in pair]
+        y = self.m.expand(v, inter, list(range(0, len(inter), 2)))
+        return self.m.reshape(y, [r * d for r, d in zip(repeats, shape)])
+
+    def pool_args(self, xv, kernel, stride, padding, ceil_mode, dilation=1):
+        k, s, p, d = _pair(kernel), _pair(stride or kernel), _pair(padding), _pair(dilation)
+        if d != [1, 1]:
+            raise self.error("pooling with dilation")
+        if ceil_mode:
+            for i, size in enumerate(xv.shape[2:]):
+                span = size + 2 * p[i] - k[i]
+                if span % s[i]:
+                    raise self.error("ceil_mode where it changes the output size "
+                                     f"({size} with window {k[i]}, stride {s[i]}, "
+                                     f"padding {p[i]})")
+        return k, s, p
+
+    def op_max_pool2d_with_indices(self, node, x, kernel, stride=(), padding=0,
+                                   dilation=1, ceil_mode=False):
+        xv = self.value(x)
+        k, s, p = self.pool_args(xv, kernel, stride, padding, ceil_mode, dilation)
+        return self.m.max_pool2d(xv, k, s, p)
+
+    def op_max_pool2d(self, node, *args, **kwargs):
+        return self.op_max_pool2d_with_indices(node, *args, **kwargs)
+
+    def op_avg_pool2d(self, node, x, kernel, stride=(), padding=0, ceil_mode=False,
+                      count_include_pad=True, divisor_override=None):
+        xv = self.value(x)
+        k, s, p = self.pool_args(xv, kernel, stride, padding, ceil_mode)
+        if divisor_override or (not count_include_pad and p != [0, 0]):
+            raise self.error("average pooling without count_include_pad or "
+                             "with a divisor override")
+        return self.m.avg_pool2d(xv, k, s, p)
+
+    def op_adaptive_avg_pool2d(self, node, x, size):
+        xv = self.value(x)
+        out = _pair(size)
+        n, c, h, w = xv.shape
+        if out == [1, 1]:
+            return self.m.reshape(self.m.mean(xv, [2, 3]), [n, c, 1, 1])
+        if out == [h, w]:
+            return xv
+        if out[0] % h == 0 and out[1] % w == 0 and out[0] // h == out[1] // w:
+            return self.m.upsample(xv, out[0] // h)
+        if h % out[0] == 0 and w % out[1] == 0:
+            k = [h // out[0], w // out[1]]
+            return self.m.avg_pool2d(xv, k, k, [0, 0])
+        raise self.error(f"adaptive average pooling from {h}x{w} to {out}: "
+                         "only to sizes that divide the input or that it divides")
+
+    def reduce(self, op, node, x, dims=None, keepdim=False, dtype=None):
+        v = self.value(x)
+        rank = len(v.shape)
+        dims = sorted({d % rank for d in dims}) if dims else list(range(rank))
+        y = self.m.reduce(op, v, dims)
+        return self.m.reshape(y, _shape(node)) if keepdim else y
+
+    def op_mean(self, node, x, dims=None, keepdim=False, dtype=None):
+        return self.reduce("mean", node, x, dims, keepdim)
+
+    def op_sum(self, node, x, dims=None, keepdim=False, dtype=None):
+        return self.reduce("sum", node, x, dims, keepdim)
+
+    def op_cat(self, node, tensors, dim=0):
+        values = [self.value(t) for t in tensors if _shape(t) != [0]]
+        if len(values) == 1:
+            return values[0]
+        return self.m.concat(values, dim % len(values[0].shape))
+
+    def op_stack(self, node, tensors, dim=0):
+        out = _shape(node)
+        dim %= len(out)
+        parts = [self.m.reshape(self.value(t), out[:dim] + [1] + out[dim + 1:])
+                 for t in tensors]
+        return parts[0] if len(parts) == 1 else self.m.concat(parts, dim)
+
+    def slices(self, v, dim, sizes):
+        out, at = [], 0
+        for size in sizes:
+            out.append(lambda at=at, size=size: self.slice(v, dim, at, size))
+            at += size
+        return out
+
+    def slice(self, v, dim, start, size):
+        if start == 0 and size == v.shape[dim]:
+            return v
+        offsets = [0] * len(v.shape)
+        offsets[dim] = start
+        shape = list(v.shape)
+        shape[dim] = size
+        return self.m.slice(v, offsets, shape)
+
+    def op_split(self, node, x, size, dim=0):
+        v = self.value(x)
+        dim %= len(v.shape)
+        n = v.shape[dim]
+        return self.slices(v, dim, [min(size, n - i) for i in range(0, n, size)])
+
+    def op_split_with_sizes(self, node, x, sizes, dim=0):
+        v = self.value(x)
+        return self.slices(v, dim % len(v.shape), list(sizes))
+
+    def op_unbind(self, node, x, dim=0):
+        v = self.value(x)
+        dim %= len(v.shape)
+        shape = v.shape[:dim] + v.shape[dim + 1:]
+        return [lambda i=i: self.m.reshape(self.slice(v, dim, i, 1), shape)
+                for i in range(v.shape[dim])]
+
+    def op_slice(self, node, x, dim=0, start=None, end=None, step=1):
+        v = self.value(x)
+        dim %= len(v.shape)
+        n = v.shape[dim]
+        start, end, _ = slice(start, end).indices(n) if True else None
+        if step != 1:
+            raise self.error(f"a slice with step {step}")
+        return self.slice(v, dim, start, max(end - start, 0))
+
+    def op_select(self, node, x, dim, index):
+        v = self.value(x)
+        dim %= len(v.shape)
+        return self.m.reshape(self.slice(v, dim, index % v.shape[dim], 1), _shape(node))
+
+    def softmax(self, log, x, dim):
+        v = self.value(x)
+        rank = len(v.shape)
+        dim %= rank
+        fn = self.m.log_softmax if log else self.m.softmax
+        if dim == rank - 1:
+            return fn(v)
+        perm = list(range(rank))
+        perm[dim], perm[-1] = perm[-1], perm[dim]
+        return self.m.transpose(fn(self.m.transpose(v, perm)), perm)
+
+    def op_softmax(self, node, x, dim, half_to_float=False):
+        return self.softmax(False, x, dim)
+
+    def op_log_softmax(self, node, x, dim, half_to_float=False):
+        return self.softmax(True, x, dim)
+
+    def op_embedding(self, node, w, ids, padding_idx=-1, scale_grad=False,
+                     sparse=False):
+        if scale_grad or sparse:
+            raise self.error("embedding with scale_grad_by_freq or sparse")
+        return self.m.embedding(self.value(w), self.value(ids))
+
+    def op_index(self, node, x, indices):
+        v = self.value(x)
+        if len(indices) == 1 and indices[0] is not None and len(v.shape) == 2:
+            return self.m.embedding(v, self.value(indices[0]))
+        raise self.error("indexing other than rows of a 2-D tensor by one "
+                         "integer tensor")
+
+    def op_index_select(self, node, x, dim, index):
+        v = self.value(x)
+        if dim % len(v.shape) == 0 and len(v.shape) == 2:
+            return self.m.embedding(v, self.value(index))
+        raise self.error("index_select other than rows of a 2-D tensor")
+
+    def op_upsample_nearest2d(self, node, x, output_size=None, *scales):
+        v = self.value(x)
+        out = _shape(node)
+        s = out[2] // v.shape[2]
+        if out[2] != s * v.shape[2] or out[3] != s * v.shape[3]:
+            raise self.error("nearest upsampling by a non-integer or unequal factor")
+        return self.m.upsample(v, s)
+
+    def dropout(self, v, p):
         if self.seed is None:
             self.seed = self.m.input("dropout.seed", [], "i64")
         offset = self.m.input(f"dropout.offset{self.dropouts}", [], "i64")
         self.dropouts += 1
-        return self.m.dropout(x, self.seed, offset, float(p))
+        return self.m.dropout(v, self.seed, offset, float(p))
 
-    def call_module(self, node):
-        mod = self.module.get_submodule(node.target)
-        x = self.arg(node.args[0])
-        p = lambda name: self.param(f"{node.target}.{name}")
-        nn = torch.nn
-        if isinstance(mod, nn.Linear):
-            return self.linear(x, p("weight"), p("bias") if mod.bias is not None else None)
-        if isinstance(mod, nn.Conv2d):
-            if mod.padding_mode != "zeros" or isinstance(mod.padding, str):
-                raise ExportError(f"Conv2d '{node.target}': only numeric zero padding")
-            y = self.m.conv2d(x, p("weight"), stride=mod.stride, padding=mod.padding,
-                              groups=mod.groups, dilation=mod.dilation)
-            if mod.bias is not None:
-                b = self.m.reshape(p("bias"), [mod.out_channels, 1, 1])
-                y = self.m.add(y, b, "biased")
-            return y
-        if isinstance(mod, nn.BatchNorm2d):
-            if not mod.affine:
-                raise ExportError(f"BatchNorm2d '{node.target}' without affine parameters")
-            return self.m.batch_norm(x, p("weight"), p("bias"), mod.eps)
-        if isinstance(mod, nn.LayerNorm):
-            if len(mod.normalized_shape) != 1 or not mod.elementwise_affine:
-                raise ExportError(f"LayerNorm '{node.target}': only over the last "
-                                  "dimension, with affine parameters")
-            return self.m.layer_norm(x, p("weight"), p("bias"), mod.eps)
-        if isinstance(mod, nn.ReLU):
-            return self.m.relu(x)
-        if isinstance(mod, nn.GELU):
-            if mod.approximate != "none":
-                raise ExportError(f"GELU '{node.target}' with approximate="
-                                  f"'{mod.approximate}': the dialect has the exact "
-                                  "(erf) form; use nn.GELU()")
-            return self.m.gelu(x)
-        if isinstance(mod, nn.Hardtanh):  # ReLU6 is one
-            return self.m.clamp(x, mod.min_val, mod.max_val)
-        if isinstance(mod, nn.Tanh):
-            return self.m.tanh(x)
-        if isinstance(mod, nn.Sigmoid):
-            return self.m.sigmoid(x)
-        if isinstance(mod, nn.Dropout):
-            return self.dropout(x, mod.p)
-        if isinstance(mod, nn.Identity):
-            return x
-        if isinstance(mod, nn.Flatten):
-            return self.flatten(x, mod.start_dim, mod.end_dim)
-        if isinstance(mod, (nn.MaxPool2d, nn.AvgPool2d)):
-            return self.pool(node, mod, x)
-        if isinstance(mod, nn.AdaptiveAvgPool2d):
-            return self.adaptive_pool(node, x, mod.output_size)
-        if isinstance(mod, nn.Embedding):
-            return self.m.embedding(p("weight"), x)
-        if isinstance(mod, nn.Upsample):
-            return self.upsample(node, mod.scale_factor, mod.mode)
-        raise ExportError(f"unsupported module {type(mod).__name__} "
-                          f"('{node.target}'){_where(node)}")
+    def op_native_dropout(self, node, x, p, train):
+        v = self.value(x)
+        return self.dropout(v, p) if train and p else v
 
-    def adaptive_pool(self, node, x, size):
-        """Global pooling, identity, or an exact average pool."""
-        out = list(size) if isinstance(size, (tuple, list)) else [size, size]
-        n, c, h, w = x.shape
-        if out == [1, 1]:
-            return self.m.reshape(self.m.mean(x, [2, 3]), [n, c, 1, 1])
-        if out == [h, w]:
-            return x
-        if out[0] % h == 0 and out[1] % w == 0 and out[0] // h == out[1] // w:
-            # Each output cell averages the one input cell it falls in.
-            return self.m.upsample(x, out[0] // h)
-        if h % out[0] == 0 and w % out[1] == 0 and h // out[0] == w // out[1]:
-            k = h // out[0]
-            return self.m.avg_pool2d(x, k, k)
-        raise ExportError(f"adaptive average pooling from {h}x{w} to {out}"
-                          f"{_where(node)}: only global, identity, an even "
-                          "square split or an integer replication")
+    def op_bernoulli(self, node, t, p=0.5, generator=None):
+        """A {0, 1} mask with keep probability p: train.dropout of ones, times
+        p (ones kept are 1 / p)."""
+        if not isinstance(p, (int, float)):
+            raise self.error("bernoulli with a tensor of probabilities")
+        ones = self.constant(torch.ones(_shape(node), dtype=self.torch_dtype))
+        if p >= 1:
+            return ones
+        return self.m.scale(self.dropout(ones, 1.0 - p), p)
 
-    def pool(self, node, mod, x):
-        one = lambda v: v if isinstance(v, int) else (v[0] if len(set(v)) == 1 else None)
-        k, s, pad = one(mod.kernel_size), one(mod.stride), one(mod.padding)
-        if None in (k, s, pad) or mod.ceil_mode:
-            raise ExportError(f"{type(mod).__name__} '{node.target}': only square "
-                              "windows, strides and padding, without ceil_mode")
-        if isinstance(mod, torch.nn.MaxPool2d):
-            if one(mod.dilation) != 1:
-                raise ExportError(f"MaxPool2d '{node.target}' with dilation")
-            return self.m.max_pool2d(x, k, s, pad)
-        if not mod.count_include_pad or mod.divisor_override:
-            raise ExportError(f"AvgPool2d '{node.target}': only count_include_pad")
-        return self.m.avg_pool2d(x, k, s, pad)
+    def masked(self, v_node, mask):
+        """v where mask, 0 elsewhere; mask is a boolean constant."""
+        if isinstance(v_node, (int, float)):
+            return self.constant(torch.where(mask, torch.tensor(float(v_node),
+                                                                dtype=self.torch_dtype),
+                                             torch.tensor(0.0, dtype=self.torch_dtype)))
+        if self.is_const.get(v_node):
+            c = self.concrete[v_node]
+            return self.constant(torch.where(mask, c, torch.zeros_like(c)))
+        return self.m.mul(self.value(v_node), self.constant(mask.to(self.torch_dtype)))
 
-    def upsample(self, node, scale, mode):
-        if mode != "nearest" or scale is None or float(scale) != int(scale):
-            raise ExportError(f"upsampling{_where(node)}: only nearest with an "
-                              "integer scale factor")
-        return self.m.upsample(self.arg(node.args[0]), int(scale))
+    def op_where(self, node, cond, a, b):
+        if not self.is_const.get(cond):
+            raise self.error("where with a condition computed from the "
+                             "model's inputs or parameters")
+        c = self.concrete[cond].bool()
+        return self.m.add(self.masked(a, c), self.masked(b, ~c))
 
-    def flatten(self, x, start=0, end=-1):
-        shape = x.shape
-        end = end % len(shape)
-        new = shape[:start] + [math.prod(shape[start:end + 1])] + shape[end + 1:]
-        return self.m.reshape(x, new) if new != shape else x
+    def op_masked_fill(self, node, x, mask, value):
+        if not self.is_const.get(mask):
+            raise self.error("masked_fill with a mask computed from the "
+                             "model's inputs or parameters")
+        m = self.concrete[mask].bool()
+        xv = self.value(x)
+        causal = self.causal(xv, m)
+        if causal and value == float("-inf"):
+            return self.m.causal_mask(xv)
+        if isinstance(value, torch.fx.Node):
+            value = float(self.concrete[value])
+        m = torch.broadcast_to(m, xv.shape) if list(m.shape) != xv.shape else m
+        return self.m.add(self.masked(x, ~m), self.masked(float(value), m))
 
-    def call(self, node):
-        t, args = node.target, node.args
-        F = torch.nn.functional
-        name = t if isinstance(t, str) else getattr(t, "__name__", str(t))
-        if t in (operator.add, torch.add, operator.iadd, "add", "add_"):
-            return self.binary("add", node)
-        if t in (operator.sub, torch.sub, "sub"):
-            return self.binary("sub", node)
-        if t in (operator.mul, torch.mul, "mul"):
-            return self.binary("mul", node)
-        if t in (operator.truediv, torch.div, "div"):
-            return self.binary("div", node)
-        if t in (torch.relu, F.relu, "relu"):
-            return self.m.relu(self.arg(args[0]))
-        if t in (torch.clamp, "clamp", F.relu6, F.hardtanh):
-            lo, hi = (0.0, 6.0) if t is F.relu6 else (-1.0, 1.0)
-            rest = list(args[1:3])
-            if t in (torch.clamp, "clamp"):
-                lo = rest[0] if rest else node.kwargs.get("min")
-                hi = rest[1] if len(rest) > 1 else node.kwargs.get("max")
-            elif t is F.hardtanh and rest:
-                lo, hi = rest[0], rest[1] if len(rest) > 1 else hi
-            if not isinstance(lo, (int, float)) or not isinstance(hi, (int, float)):
-                raise ExportError(f"clamp without both constant bounds{_where(node)}")
-            return self.m.clamp(self.arg(args[0]), lo, hi)
-        if t in (torch.tanh, "tanh"):
-            return self.m.tanh(self.arg(args[0]))
-        if t in (torch.sigmoid, "sigmoid"):
-            return self.m.sigmoid(self.arg(args[0]))
-        if t is F.gelu:
-            if node.kwargs.get("approximate", "none") != "none":
-                raise ExportError(f"gelu with approximate='tanh'{_where(node)}: "
-                                  "the dialect has the exact (erf) form")
-            return self.m.gelu(self.arg(args[0]))
-        if t in (torch.flatten, "flatten"):
-            start = args[1] if len(args) > 1 else node.kwargs.get("start_dim", 0)
-            end = args[2] if len(args) > 2 else node.kwargs.get("end_dim", -1)
-            return self.flatten(self.arg(args[0]), start, end)
-        if t in ("view", "reshape", torch.reshape):
-            return self.m.reshape(self.arg(args[0]), _shape(node))
-        if t in ("contiguous",):
-            return self.arg(args[0])
-        if t in ("transpose", torch.transpose, "permute", torch.permute):
-            x = self.arg(args[0])
-            rank = len(x.shape)
-            if t in ("transpose", torch.transpose):
-                a, b = args[1] % rank, args[2] % rank
-                perm = list(range(rank))
-                perm[a], perm[b] = perm[b], perm[a]
-            else:
-                dims = args[1] if isinstance(args[1], (tuple, list)) else args[1:]
-                perm = [d % rank for d in dims]
-            return self.m.transpose(x, perm)
-        if t in (torch.softmax, F.softmax, "softmax", F.log_softmax, "log_softmax"):
-            x = self.arg(args[0])
-            dim = args[1] if len(args) > 1 else node.kwargs.get("dim")
-            if dim is None or dim % len(x.shape) != len(x.shape) - 1:
-                raise ExportError(f"{name} over dim {dim}{_where(node)}: only the "
-                                  "last dimension")
-            log = t in (F.log_softmax, "log_softmax")
-            return self.m.log_softmax(x) if log else self.m.softmax(x)
-        if t is remat_ops.causal_mask:
-            return self.m.causal_mask(self.arg(args[0]))
-        if t is F.adaptive_avg_pool2d:
-            return self.adaptive_pool(node, self.arg(args[0]), args[1])
-        if t in (torch.matmul, operator.matmul, torch.bmm):
-            return self.matmul(node)
-        if t is torch.cat:
-            values = [self.arg(v) for v in args[0]]
-            dim = args[1] if len(args) > 1 else node.kwargs.get("dim", 0)
-            return self.m.concat(values, dim % len(values[0].shape))
-        if t is F.dropout:
-            p = args[1] if len(args) > 1 else node.kwargs.get("p", 0.5)
-            return self.dropout(self.arg(args[0]), p)
-        if t is F.interpolate:
-            return self.upsample(node, node.kwargs.get("scale_factor"),
-                                 node.kwargs.get("mode", "nearest"))
-        raise ExportError(f"unsupported op '{name}'{_where(node)}")
+    @staticmethod
+    def causal(xv, m):
+        t = xv.shape[-1]
+        if len(xv.shape) < 2 or xv.shape[-2] != t or m.dim() < 2 or \
+                list(m.shape[-2:]) != [t, t]:
+            return False
+        upper = torch.ones(t, t, dtype=torch.bool).triu(1)
+        return bool((m == upper).all())
 
-    def binary(self, op, node):
-        a, b = node.args[0], node.args[1]
-        if isinstance(a, torch.fx.Node) and isinstance(b, torch.fx.Node):
-            return self.m.binary(op, self.values[a], self.values[b])
-        # A tensor and a Python number: a scale (mul/div) or an error.
-        tensor, number = (a, b) if isinstance(a, torch.fx.Node) else (b, a)
-        if op == "mul" and isinstance(number, (int, float)):
-            return self.m.scale(self.values[tensor], float(number))
-        if op == "div" and tensor is a and isinstance(number, (int, float)):
-            return self.m.scale(self.values[tensor], 1.0 / float(number))
-        raise ExportError(f"'{op}' of a tensor and {number!r}{_where(node)}: "
-                          "only scaling by a constant")
+    def op_to_copy(self, node, x, dtype=None, **kwargs):
+        v = self.value(x)
+        target = DTYPES.get(dtype) if dtype is not None else v.dtype
+        if target == v.dtype:
+            return v
+        if target not in ("f16", "bf16", "f32", "f64"):
+            raise self.error(f"a conversion to {dtype}")
+        return self.m.cast(v, target)
 
-    def matmul(self, node):
-        a, b = self.arg(node.args[0]), self.arg(node.args[1])
-        if len(a.shape) == 2 and len(b.shape) == 2:
-            return self.m.matmul(a, b)
-        if len(a.shape) != len(b.shape) or len(a.shape) < 3 or \
-                a.shape[:-2] != b.shape[:-2]:
-            raise ExportError(f"matmul of {a.shape} and {b.shape}{_where(node)}: "
-                              "only equal batch dimensions")
-        batch = a.shape[:-2]
-        flat = lambda v: self.m.reshape(v, [math.prod(batch)] + v.shape[-2:]) \
-            if len(batch) != 1 else v
-        r = self.m.batch_matmul(flat(a), flat(b))
-        return self.m.reshape(r, batch + r.shape[-2:]) if len(batch) != 1 else r
+    def op_detach(self, node, x):
+        raise self.error("a gradient stop (detach): the step would train "
+                         "through it")
+
+    def op_native_dropout_backward(self, node, *args):
+        raise self.error("a backward op in the forward graph")
 
 
 def write_bin(tensor, path):

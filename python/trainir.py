@@ -26,7 +26,10 @@ def i64_array(values):
 
 
 def f64_attr(v):
-    """A float attribute MLIR parses: 1e-05 needs its decimal point."""
+    """A float attribute MLIR parses: 1e-05 needs its decimal point, and
+    infinities are written as their bits."""
+    if math.isinf(v):
+        return ("0x7FF0000000000000" if v > 0 else "0xFFF0000000000000") + " : f64"
     text = repr(float(v))
     if "e" in text and "." not in text.split("e")[0]:
         mantissa, exponent = text.split("e")
@@ -85,6 +88,14 @@ class Model:
         self.body.append(f"  {result.name} = train.{op} "
                          + ", ".join(v.name for v in operands)
                          + f"{attr_text} : {types(result)}{loc}")
+        return result
+
+    def constant(self, array, dtype):
+        """An arith.constant holding a numpy array's row-major data."""
+        result = Value(self._fresh("cst"), list(array.shape), dtype)
+        data = array.astype(array.dtype.newbyteorder("<")).tobytes()
+        self.body.append(f'  {result.name} = arith.constant dense<"0x{data.hex().upper()}"> '
+                         f": {result.type}")
         return result
 
     def _same(self, op, operands, hint, attrs=()):
@@ -156,8 +167,29 @@ class Model:
                         [f"permutation = {i64_array(perm)}"])
 
     def mean(self, x, dims):
+        return self.reduce("mean", x, dims)
+
+    def reduce(self, op, x, dims):
         shape = [d for i, d in enumerate(x.shape) if i not in dims]
-        return self._to("mean", x, shape, "mean", [f"dims = {i64_array(dims)}"])
+        return self._to(op, x, shape, op, [f"dims = {i64_array(dims)}"])
+
+    def expand(self, x, shape, dims):
+        """train.broadcast: x repeated along the result dimensions `dims`."""
+        return self._to("broadcast", x, shape, "expanded", [f"dims = {i64_array(dims)}"])
+
+    def slice(self, x, offsets, shape):
+        return self._to("slice", x, shape, "sliced", [f"offsets = {i64_array(offsets)}"])
+
+    def cast(self, x, dtype):
+        return self._emit("cast", [x], [], lambda r: f"{x.type} -> {r.type}",
+                          x.shape, "cast", dtype)
+
+    def unary(self, kind, x, alpha=None):
+        """train.unary: an elementwise function of one tensor."""
+        attrs = [f"kind = #train<unary {kind}>"]
+        if alpha is not None:
+            attrs.append(f"alpha = {f64_attr(alpha)}")
+        return self._same("unary", [x], kind, attrs)
 
     def _norm(self, op, x, g, b, hint, eps):
         attrs = [] if eps is None else [f"epsilon = {f64_attr(eps)}"]
@@ -229,13 +261,14 @@ class Model:
                           lambda r: f"{x.type}, {w.type} -> {r.type}", out, "conv")
 
     def _pool(self, op, x, kernel, stride, padding):
+        pair = lambda v: list(v) if isinstance(v, (tuple, list)) else [v, v]
+        k, s, p = pair(kernel), pair(stride), pair(padding)
         n, c, h, w = x.shape
-        out = [n, c, (h + 2 * padding - kernel) // stride + 1,
-               (w + 2 * padding - kernel) // stride + 1]
-        attrs = [f"kernel = {i64_array([kernel, kernel])}",
-                 f"strides = {i64_array([stride, stride])}"]
-        if padding:
-            attrs.append(f"padding = {i64_array([padding, padding])}")
+        out = [n, c, (h + 2 * p[0] - k[0]) // s[0] + 1,
+               (w + 2 * p[1] - k[1]) // s[1] + 1]
+        attrs = [f"kernel = {i64_array(k)}", f"strides = {i64_array(s)}"]
+        if p != [0, 0]:
+            attrs.append(f"padding = {i64_array(p)}")
         return self._to(op, x, out, "pooled", attrs)
 
     def max_pool2d(self, x, kernel, stride, padding=0):

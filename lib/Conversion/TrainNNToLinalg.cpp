@@ -227,6 +227,10 @@ private:
   Value lowerReduce(Value input, ArrayRef<int64_t> dims, double scale);
   Value lowerBroadcast(BroadcastOp bc);
   Value lowerUnary();
+  Value unaryFn(OpBuilder &nb, Location l, UnaryKind kind,
+                std::optional<double> alpha, Value x);
+  Value unaryDerivative(OpBuilder &nb, Location l, UnaryKind kind,
+                        std::optional<double> alpha, Value x);
   Value lowerReshape(ReshapeOp reshape);
   Value lowerBatchMatmul(BatchMatmulOp mm);
   Value lowerRowwise();
@@ -328,6 +332,162 @@ Value NNLowering::lowerBroadcast(BroadcastOp bc) {
                  });
 }
 
+static std::optional<double> toDouble(std::optional<APFloat> v) {
+  if (!v)
+    return std::nullopt;
+  return v->convertToDouble();
+}
+
+/// train.unary's functions, as PyTorch's CPU kernels define them.
+Value NNLowering::unaryFn(OpBuilder &nb, Location l, UnaryKind kind,
+                          std::optional<double> alpha, Value x) {
+  Value zero = fconst(nb, 0.0), one = fconst(nb, 1.0);
+  auto mul = [&](Value p, Value q) { return MulFOp::create(nb, l, p, q); };
+  auto add = [&](Value p, Value q) { return AddFOp::create(nb, l, p, q); };
+  auto gt = [&](Value p, Value q) {
+    return CmpFOp::create(nb, l, CmpFPredicate::OGT, p, q);
+  };
+  auto sigmoid = [&](Value v) {
+    Value e = math::ExpOp::create(nb, l, NegFOp::create(nb, l, v));
+    return DivFOp::create(nb, l, one, add(one, e)).getResult();
+  };
+  auto softplus = [&](Value v) {
+    return math::Log1pOp::create(nb, l, math::ExpOp::create(nb, l, v))
+        .getResult();
+  };
+  switch (kind) {
+  case UnaryKind::exp:
+    return math::ExpOp::create(nb, l, x);
+  case UnaryKind::log:
+    return math::LogOp::create(nb, l, x);
+  case UnaryKind::sqrt:
+    return math::SqrtOp::create(nb, l, x);
+  case UnaryKind::rsqrt:
+    return DivFOp::create(nb, l, one, math::SqrtOp::create(nb, l, x));
+  case UnaryKind::abs:
+    return math::AbsFOp::create(nb, l, x);
+  case UnaryKind::sin:
+    return math::SinOp::create(nb, l, x);
+  case UnaryKind::cos:
+    return math::CosOp::create(nb, l, x);
+  case UnaryKind::erf:
+    return math::ErfOp::create(nb, l, x);
+  case UnaryKind::pow:
+    return math::PowFOp::create(nb, l, x, fconst(nb, *alpha));
+  case UnaryKind::silu:
+    return mul(x, sigmoid(x));
+  case UnaryKind::hardswish: {
+    Value r = MinimumFOp::create(
+        nb, l, MaximumFOp::create(nb, l, add(x, fconst(nb, 3.0)), zero),
+        fconst(nb, 6.0));
+    return DivFOp::create(nb, l, mul(x, r), fconst(nb, 6.0));
+  }
+  case UnaryKind::hardsigmoid: {
+    Value r = MinimumFOp::create(
+        nb, l, MaximumFOp::create(nb, l, add(x, fconst(nb, 3.0)), zero),
+        fconst(nb, 6.0));
+    return DivFOp::create(nb, l, r, fconst(nb, 6.0));
+  }
+  case UnaryKind::mish:
+    return mul(x, math::TanhOp::create(nb, l, softplus(x)));
+  case UnaryKind::softplus:
+    return SelectOp::create(nb, l, gt(x, fconst(nb, 20.0)), x, softplus(x));
+  case UnaryKind::leaky_relu:
+    return SelectOp::create(nb, l, gt(x, zero), x,
+                            mul(x, fconst(nb, *alpha)));
+  case UnaryKind::elu:
+    return SelectOp::create(
+        nb, l, gt(x, zero), x,
+        mul(fconst(nb, *alpha), math::ExpM1Op::create(nb, l, x)));
+  }
+  llvm_unreachable("unknown unary kind");
+}
+
+/// f'(x) for train.unary_grad, with PyTorch's choices at kinks.
+Value NNLowering::unaryDerivative(OpBuilder &nb, Location l, UnaryKind kind,
+                                  std::optional<double> alpha, Value x) {
+  Value zero = fconst(nb, 0.0), one = fconst(nb, 1.0);
+  auto mul = [&](Value p, Value q) { return MulFOp::create(nb, l, p, q); };
+  auto cmp = [&](CmpFPredicate pred, Value p, double q) {
+    return CmpFOp::create(nb, l, pred, p, fconst(nb, q));
+  };
+  auto sigmoid = [&](Value v) {
+    Value e = math::ExpOp::create(nb, l, NegFOp::create(nb, l, v));
+    return DivFOp::create(nb, l, one, AddFOp::create(nb, l, one, e))
+        .getResult();
+  };
+  switch (kind) {
+  case UnaryKind::exp:
+    return math::ExpOp::create(nb, l, x);
+  case UnaryKind::log:
+    return DivFOp::create(nb, l, one, x);
+  case UnaryKind::sqrt:
+    return DivFOp::create(nb, l, fconst(nb, 0.5),
+                          math::SqrtOp::create(nb, l, x));
+  case UnaryKind::rsqrt: {
+    Value r = DivFOp::create(nb, l, one, math::SqrtOp::create(nb, l, x));
+    return mul(fconst(nb, -0.5), mul(r, mul(r, r)));
+  }
+  case UnaryKind::abs:
+    return SelectOp::create(
+        nb, l, cmp(CmpFPredicate::OGT, x, 0.0), one,
+        SelectOp::create(nb, l, cmp(CmpFPredicate::OLT, x, 0.0),
+                         fconst(nb, -1.0), zero));
+  case UnaryKind::sin:
+    return math::CosOp::create(nb, l, x);
+  case UnaryKind::cos:
+    return NegFOp::create(nb, l, math::SinOp::create(nb, l, x));
+  case UnaryKind::erf:
+    return mul(fconst(nb, 2.0 / std::sqrt(M_PI)),
+               math::ExpOp::create(nb, l, NegFOp::create(nb, l, mul(x, x))));
+  case UnaryKind::pow:
+    if (*alpha == 0.0)
+      return zero;
+    return mul(fconst(nb, *alpha),
+               math::PowFOp::create(nb, l, x, fconst(nb, *alpha - 1.0)));
+  case UnaryKind::silu: {
+    Value s = sigmoid(x);
+    return mul(s, AddFOp::create(nb, l, one,
+                                 mul(x, SubFOp::create(nb, l, one, s))));
+  }
+  case UnaryKind::hardswish: {
+    Value mid = AddFOp::create(nb, l, DivFOp::create(nb, l, x, fconst(nb, 3.0)),
+                               fconst(nb, 0.5));
+    Value upper = SelectOp::create(nb, l, cmp(CmpFPredicate::OLE, x, 3.0),
+                                   mid, one);
+    return SelectOp::create(nb, l, cmp(CmpFPredicate::OLT, x, -3.0), zero,
+                            upper);
+  }
+  case UnaryKind::hardsigmoid: {
+    Value inside = AndIOp::create(nb, l, cmp(CmpFPredicate::OGT, x, -3.0),
+                                  cmp(CmpFPredicate::OLT, x, 3.0));
+    // PyTorch's kernel scales by the float 1/6 in every precision; f64
+    // gradients match it only with the same constant.
+    return SelectOp::create(nb, l, inside,
+                            fconst(nb, static_cast<double>(1.0f / 6.0f)), zero);
+  }
+  case UnaryKind::mish: {
+    Value sp = math::Log1pOp::create(nb, l, math::ExpOp::create(nb, l, x));
+    Value t = math::TanhOp::create(nb, l, sp);
+    Value dt = mul(mul(x, sigmoid(x)), SubFOp::create(nb, l, one, mul(t, t)));
+    return AddFOp::create(nb, l, t, dt);
+  }
+  case UnaryKind::softplus: {
+    Value z = math::ExpOp::create(nb, l, x);
+    Value d = DivFOp::create(nb, l, z, AddFOp::create(nb, l, z, one));
+    return SelectOp::create(nb, l, cmp(CmpFPredicate::OGT, x, 20.0), one, d);
+  }
+  case UnaryKind::leaky_relu:
+    return SelectOp::create(nb, l, cmp(CmpFPredicate::OGT, x, 0.0), one,
+                            fconst(nb, *alpha));
+  case UnaryKind::elu:
+    return SelectOp::create(
+        nb, l, cmp(CmpFPredicate::OGT, x, 0.0), one,
+        mul(fconst(nb, *alpha), math::ExpOp::create(nb, l, x)));
+  }
+  llvm_unreachable("unknown unary kind");
+}
+
 Value NNLowering::lowerUnary() {
   double invSqrt2 = 1.0 / std::sqrt(2.0);
   double invSqrt2Pi = 1.0 / std::sqrt(2.0 * M_PI);
@@ -378,6 +538,12 @@ Value NNLowering::lowerUnary() {
       Value d = AddFOp::create(nb, l, phiCdf(x), MulFOp::create(nb, l, x, pdf));
       return MulFOp::create(nb, l, a[0], d);
     }
+    if (auto u = dyn_cast<UnaryMathOp>(op))
+      return unaryFn(nb, l, u.getKind(), toDouble(u.getAlpha()), a[0]);
+    if (auto u = dyn_cast<UnaryMathGradOp>(op))
+      return MulFOp::create(
+          nb, l, a[0],
+          unaryDerivative(nb, l, u.getKind(), toDouble(u.getAlpha()), a[1]));
     if (isa<CausalMaskOp, CausalMaskGradOp>(op)) {
       unsigned n = resultType().getRank();
       Value i = linalg::IndexOp::create(nb, l, n - 2);
@@ -1144,7 +1310,8 @@ Value NNLowering::lower() {
   if (auto bc = dyn_cast<BroadcastOp>(op))
     return lowerBroadcast(bc);
   if (isa<ClampOp, ClampGradOp, TanhOp, TanhGradOp, SigmoidOp, SigmoidGradOp,
-          GeluOp, GeluGradOp, CausalMaskOp, CausalMaskGradOp, DivRhsGradOp>(op))
+          GeluOp, GeluGradOp, UnaryMathOp, UnaryMathGradOp, CausalMaskOp,
+          CausalMaskGradOp, DivRhsGradOp>(op))
     return lowerUnary();
   if (auto r = dyn_cast<ReshapeOp>(op))
     return lowerReshape(r);

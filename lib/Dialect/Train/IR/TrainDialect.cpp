@@ -15,12 +15,16 @@
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace mlir::remat::train;
 
 #include "remat/Dialect/Train/IR/TrainInterfaces.cpp.inc"
 #include "remat/Dialect/Train/IR/TrainOpsDialect.cpp.inc"
+#include "remat/Dialect/Train/IR/TrainEnums.cpp.inc"
+#define GET_ATTRDEF_CLASSES
+#include "remat/Dialect/Train/IR/TrainAttrs.cpp.inc"
 
 /// Broadcasting ops print one type when operands and result agree, else
 /// `lhs, rhs -> result`.
@@ -62,6 +66,10 @@ void TrainDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
 #include "remat/Dialect/Train/IR/TrainOps.cpp.inc"
+      >();
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "remat/Dialect/Train/IR/TrainAttrs.cpp.inc"
       >();
 }
 

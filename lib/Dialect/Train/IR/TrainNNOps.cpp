@@ -305,6 +305,64 @@ LogicalResult GeluOp::buildAdjoint(OpBuilder &b, Value dy,
   return success();
 }
 
+/// FLOPs per element of a train.unary kind, forward and gradient.
+static std::pair<int64_t, int64_t> unaryFlops(UnaryKind kind) {
+  switch (kind) {
+  case UnaryKind::abs:
+  case UnaryKind::leaky_relu:
+    return {1, 2};
+  case UnaryKind::hardsigmoid:
+  case UnaryKind::hardswish:
+    return {4, 4};
+  case UnaryKind::sqrt:
+  case UnaryKind::rsqrt:
+    return {2, 4};
+  case UnaryKind::silu:
+  case UnaryKind::elu:
+    return {6, 10};
+  case UnaryKind::softplus:
+    return {10, 10};
+  case UnaryKind::mish:
+    return {16, 24};
+  default:
+    return {8, 10};
+  }
+}
+
+static bool unaryNeedsAlpha(UnaryKind kind) {
+  return kind == UnaryKind::pow || kind == UnaryKind::leaky_relu ||
+         kind == UnaryKind::elu;
+}
+
+static LogicalResult verifyUnaryAlpha(Operation *op, UnaryKind kind,
+                                      std::optional<APFloat> alpha) {
+  if (unaryNeedsAlpha(kind) && !alpha)
+    return op->emitOpError("kind '")
+           << stringifyUnaryKind(kind) << "' needs an 'alpha' attribute";
+  if (!unaryNeedsAlpha(kind) && alpha)
+    return op->emitOpError("kind '")
+           << stringifyUnaryKind(kind) << "' takes no 'alpha' attribute";
+  return success();
+}
+LogicalResult UnaryMathOp::verify() {
+  return verifyUnaryAlpha(*this, getKind(), getAlpha());
+}
+LogicalResult UnaryMathGradOp::verify() {
+  return verifyUnaryAlpha(*this, getKind(), getAlpha());
+}
+int64_t UnaryMathOp::getFlops() {
+  return unaryFlops(getKind()).first * numel(getResult());
+}
+int64_t UnaryMathGradOp::getFlops() {
+  return unaryFlops(getKind()).second * numel(getResult());
+}
+LogicalResult UnaryMathOp::buildAdjoint(OpBuilder &b, Value dy,
+                                        SmallVectorImpl<Value> &grads) {
+  grads.push_back(UnaryMathGradOp::create(b, getLoc(), dy, getInput(),
+                                          getKindAttr(), getAlphaAttr()));
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Layout
 //===----------------------------------------------------------------------===//
@@ -887,6 +945,7 @@ REMAT_NOT_DIFFERENTIABLE(ClampGradOp)
 REMAT_NOT_DIFFERENTIABLE(TanhGradOp)
 REMAT_NOT_DIFFERENTIABLE(SigmoidGradOp)
 REMAT_NOT_DIFFERENTIABLE(GeluGradOp)
+REMAT_NOT_DIFFERENTIABLE(UnaryMathGradOp)
 REMAT_NOT_DIFFERENTIABLE(SoftmaxGradOp)
 REMAT_NOT_DIFFERENTIABLE(LogSoftmaxGradOp)
 REMAT_NOT_DIFFERENTIABLE(CausalMaskGradOp)

@@ -8,7 +8,9 @@
 #define REMAT_DIALECT_TRAIN_IR_TRAINDIALECT_H
 
 #include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
@@ -23,6 +25,9 @@ int64_t getTensorBytes(Type type);
 
 #include "remat/Dialect/Train/IR/TrainInterfaces.h.inc"
 #include "remat/Dialect/Train/IR/TrainOpsDialect.h.inc"
+#include "remat/Dialect/Train/IR/TrainEnums.h.inc"
+#define GET_ATTRDEF_CLASSES
+#include "remat/Dialect/Train/IR/TrainAttrs.h.inc"
 
 #define GET_OP_CLASSES
 #include "remat/Dialect/Train/IR/TrainOps.h.inc"

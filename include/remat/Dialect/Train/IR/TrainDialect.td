@@ -48,6 +48,7 @@ def Train_Dialect : Dialect {
     its result or recompute elsewhere. `train.recompute = N` marks the clones
     that `train-remat` inserts, so that CSE does not fold them back.
   }];
+  let useDefaultAttributePrinterParser = 1;
   let hasRegionArgAttrVerify = 1;
   let hasRegionResultAttrVerify = 1;
   let hasOperationAttrVerify = 1;

@@ -13,6 +13,7 @@ include "remat/Dialect/Train/IR/TrainDialect.td"
 include "remat/Dialect/Train/IR/TrainInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/IR/EnumAttr.td"
 
 // Mixed precision is explicit: an op's float operands and results share one
 // element type, and train.cast converts between them.
@@ -276,6 +277,63 @@ def Train_GeluGradOp : Train_UnaryGradOp<"gelu_grad", "gelu", "input"> {
     `result = grad * (Phi(x) + x * phi(x))`, with the normal distribution's
     CDF `Phi` and density `phi`.
   }];
+}
+
+// The functions of train.unary. Each is a pure function of the element (and
+// `alpha`), differentiated from its input by train.unary_grad.
+def Train_UnaryKind : I32EnumAttr<"UnaryKind", "an elementwise function", [
+    I32EnumAttrCase<"exp", 0>, I32EnumAttrCase<"log", 1>,
+    I32EnumAttrCase<"sqrt", 2>, I32EnumAttrCase<"rsqrt", 3>,
+    I32EnumAttrCase<"abs", 4>, I32EnumAttrCase<"sin", 5>,
+    I32EnumAttrCase<"cos", 6>, I32EnumAttrCase<"erf", 7>,
+    I32EnumAttrCase<"pow", 8>, I32EnumAttrCase<"silu", 9>,
+    I32EnumAttrCase<"hardswish", 10>, I32EnumAttrCase<"hardsigmoid", 11>,
+    I32EnumAttrCase<"mish", 12>, I32EnumAttrCase<"softplus", 13>,
+    I32EnumAttrCase<"leaky_relu", 14>, I32EnumAttrCase<"elu", 15>]> {
+  let cppNamespace = "::mlir::remat::train";
+  let genSpecializedAttr = 0;
+}
+def Train_UnaryKindAttr : EnumAttr<Train_Dialect, Train_UnaryKind, "unary">;
+
+def Train_UnaryMathOp : Train_ComputeOp<"unary", [SameOperandsAndResultType]> {
+  let summary = "An elementwise function of one tensor";
+  let description = [{
+    `result = f(input)` per element, `f` named by `kind`, with PyTorch's
+    definitions: `exp`, `log`, `sqrt`, `rsqrt` (`1 / sqrt(x)`), `abs`,
+    `sin`, `cos`, `erf`, `pow` (`x^alpha`), `silu` (`x * sigmoid(x)`),
+    `hardswish` (`x * clamp(x + 3, 0, 6) / 6`), `hardsigmoid`
+    (`clamp(x / 6 + 1/2, 0, 1)`), `mish` (`x * tanh(softplus(x))`),
+    `softplus` (`log(1 + exp(x))`, `x` above 20), `leaky_relu` (`x`, or
+    `alpha * x` below 0) and `elu` (`x`, or `alpha * (exp(x) - 1)` below 0).
+    `alpha` is required by `pow`, `leaky_relu` and `elu` and refused by the
+    others. The adjoint is `train.unary_grad` of the same kind, from the
+    input.
+
+    ```mlir
+    %y = train.unary %x {kind = #train<unary silu>} : tensor<8x16xf32>
+    %p = train.unary %x {kind = #train<unary pow>, alpha = 3.0 : f64} : tensor<8x16xf32>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$input, Train_UnaryKindAttr:$kind,
+                       OptionalAttr<F64Attr>:$alpha);
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def Train_UnaryMathGradOp
+    : Train_ComputeOp<"unary_grad", [SameOperandsAndResultType]> {
+  let summary = "Gradient of train.unary, from its input";
+  let description = [{
+    `result = grad * f'(input)` for the `f` that `kind` and `alpha` name
+    (see `train.unary`); where `f` has no derivative (`abs`, `leaky_relu`
+    and `hardswish` at their kinks), PyTorch's one-sided choice.
+  }];
+  let arguments = (ins Train_FloatTensor:$grad, Train_FloatTensor:$input,
+                       Train_UnaryKindAttr:$kind, OptionalAttr<F64Attr>:$alpha);
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat = "$grad `,` $input attr-dict `:` type($grad)";
+  let hasVerifier = 1;
 }
 
 def Train_ReshapeOp : Train_ComputeOp<"reshape"> {

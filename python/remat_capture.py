@@ -1,0 +1,102 @@
+"""ATen-level capture of a PyTorch module's forward pass.
+
+PyTorch's own tracer (`make_fx`) runs the module's Python on real tensors
+and records the ATen ops it dispatches, so shape-dependent Python, functional
+calls and library modules need no case of their own. Parameters are the
+graph's inputs (through `functional_call`, so the user's module is not
+changed); buffers are copied and read as constants. Each recorded node
+carries in its meta the path of the innermost module whose forward made it
+(`module_path`) and the innermost source line outside PyTorch (`source`).
+"""
+import contextlib
+import os
+import traceback
+
+import torch
+from torch.fx.experimental.proxy_tensor import PythonKeyTracer, make_fx
+
+try:  # PyTorch 2.x
+    from torch.func import functional_call
+except ImportError:  # PyTorch 1.13, Debian's
+    from torch.nn.utils.stateless import functional_call
+
+_TORCH_DIRS = tuple(os.path.dirname(m.__file__) + os.sep for m in (torch,)) + (
+    os.path.join(os.path.dirname(os.path.dirname(torch.__file__)), "functorch")
+    + os.sep, os.path.dirname(os.path.abspath(__file__)) + os.sep,
+    os.path.dirname(contextlib.__file__) + os.sep)
+
+
+class CaptureError(Exception):
+    pass
+
+
+def user_frame(frames):
+    """The innermost frame that is not PyTorch's, the exporter's or the
+    standard library's, as 'file:line', or ''."""
+    for f in reversed(frames):
+        if not os.path.abspath(f.filename).startswith(_TORCH_DIRS):
+            return f"{f.filename}:{f.lineno}"
+    return ""
+
+
+@contextlib.contextmanager
+def _recording(root):
+    names = {}
+    for name, m in root.named_modules(remove_duplicate=False):
+        names.setdefault(id(m), name)
+    stack = []
+    call_module, create_node = PythonKeyTracer.call_module, PythonKeyTracer.create_node
+
+    def call(self, m, forward, args, kwargs):
+        stack.append(names.get(id(m), ""))
+        try:
+            return forward(*args, **kwargs)
+        finally:
+            stack.pop()
+
+    def create(self, *args, **kwargs):
+        node = create_node(self, *args, **kwargs)
+        node.meta["module_path"] = next((p for p in reversed(stack) if p), "")
+        node.meta["source"] = user_frame(traceback.extract_stack()[:-1])
+        return node
+
+    PythonKeyTracer.call_module, PythonKeyTracer.create_node = call, create
+    try:
+        yield
+    finally:
+        PythonKeyTracer.call_module, PythonKeyTracer.create_node = call_module, create_node
+
+
+def capture(module, example):
+    """Returns (graph module, parameter names in placeholder order, the value
+    of every node on `example`). The module runs in its current mode."""
+    params = list(module.named_parameters())
+    buffers = {k: v.detach().clone() for k, v in module.named_buffers()}
+
+    def forward(flat, x):
+        state = dict(buffers)
+        state.update({name: p for (name, _), p in zip(params, flat)})
+        return functional_call(module, state, (x,))
+
+    flat = [p.detach() for _, p in params]
+    try:
+        with torch.no_grad(), _recording(module):
+            gm = make_fx(forward)(flat, example)
+    except Exception as e:  # make_fx raises several kinds
+        where = user_frame(traceback.extract_tb(e.__traceback__))
+        message = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        if "data-dependent" in str(e) or "value out of a tracing tensor" in str(e):
+            message = ("data-dependent control flow (a tensor's value read "
+                       "as a Python number or bool)")
+        raise CaptureError(f"PyTorch cannot trace the model{' at ' + where if where else ''}: "
+                           f"{message}") from e
+    values = {}
+
+    class Recorder(torch.fx.Interpreter):
+        def run_node(self, n):
+            values[n] = super().run_node(n)
+            return values[n]
+
+    with torch.no_grad():
+        Recorder(gm).run(flat, example)
+    return gm, [name for name, _ in params], values
