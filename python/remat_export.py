@@ -61,6 +61,11 @@ class ExportError(Exception):
     pass
 
 
+def _outputs_error(count):
+    return ExportError(f"the model returns {count} tensors: export needs one "
+                       "(the logits or the prediction the loss compares)")
+
+
 class _Transposed:
     """aten.t / transpose of the last two dims, kept until a consumer either
     folds it into a matmul (transpose_rhs) or needs it materialized."""
@@ -148,9 +153,7 @@ class Exporter:
                 outs = [a for a in torch.utils._pytree.tree_flatten(node.args[0])[0]
                         if isinstance(a, torch.fx.Node)]
                 if len(outs) != 1:
-                    raise ExportError(f"the model returns {len(outs)} tensors: "
-                                      "export needs one (the logits or the "
-                                      "prediction the loss compares)")
+                    raise _outputs_error(len(outs))
                 out = self.value(outs[0])
             elif node in live and not self.is_const[node] and node.op == "call_function":
                 self.m.loc = node.meta.get("module_path") or None
@@ -522,7 +525,23 @@ class Exporter:
     def op_max_pool2d_with_indices(self, node, x, kernel, stride=(), padding=0,
                                    dilation=1, ceil_mode=False):
         xv = self.value(x)
-        k, s, p = self.pool_args(xv, kernel, stride, padding, ceil_mode, dilation)
+        k, s, p = self.pool_args(xv, kernel, stride, padding, False, dilation)
+        if ceil_mode:
+            # The last window may hang over the far edge: pad that edge with
+            # -inf, which no maximum takes, so floor division counts it.
+            for axis in (2, 3):
+                i, size = axis - 2, xv.shape[axis]
+                # PyTorch's rule: ceil, but no window may start in the padding.
+                out = -(-(size + 2 * p[i] - k[i]) // s[i]) + 1
+                if (out - 1) * s[i] >= size + p[i]:
+                    out -= 1
+                need = (out - 1) * s[i] + k[i] - (size + 2 * p[i])
+                if need > 0:
+                    shape = list(xv.shape)
+                    shape[axis] = need
+                    pad = self.constant(torch.full(shape, -math.inf,
+                                                   dtype=self.torch_dtype))
+                    xv = self.m.concat([xv, pad], axis)
         return self.m.max_pool2d(xv, k, s, p)
 
     def op_max_pool2d(self, node, *args, **kwargs):
@@ -741,6 +760,14 @@ class Exporter:
             raise self.error(f"a conversion to {dtype}")
         return self.m.cast(v, target)
 
+    def op_as_strided(self, node, x, size, stride, offset=None):
+        v = self.value(x)
+        contiguous = [math.prod(size[i + 1:]) for i in range(len(size))]
+        if (offset or 0) == 0 and math.prod(size) == math.prod(v.shape) and \
+                all(st == c for st, z, c in zip(stride, size, contiguous) if z != 1):
+            return self.m.reshape(v, list(size)) if list(size) != v.shape else v
+        raise self.error("a strided view other than a contiguous reshape")
+
     def op_detach(self, node, x):
         raise self.error("a gradient stop (detach): the step would train "
                          "through it")
@@ -812,6 +839,8 @@ def main():
             example = torch.randn(shape, dtype=dtype)
         with torch.no_grad():
             out = module(example)
+        if not isinstance(out, torch.Tensor):
+            raise _outputs_error(len(torch.utils._pytree.tree_flatten(out)[0]))
         if a.mse:
             labels = torch.randn(out.shape, dtype=dtype)
         else:

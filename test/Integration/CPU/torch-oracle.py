@@ -17,6 +17,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import numpy as np
 import torch
@@ -102,7 +103,32 @@ def split_grads(manifest, raw):
     return out
 
 
-def check(a, name):
+def lowest_limit(a, src, share=0.10):
+    """The lowest budget of a sweep (bytes) whose predicted extra compute is
+    at most `share`, by remat-solve on the step's graph, or None."""
+    graph = src[:-5] + ".graph.json"
+    c = subprocess.run([a.compile, src, "--return-gradients", "--emit=graph",
+                        "-o", graph], capture_output=True, text=True)
+    if c.returncode:
+        raise RuntimeError("compile failed: " + c.stderr.strip())
+    budgets = ",".join(f"{b / 100:.2f}x" for b in range(99, 4, -1))
+    c = subprocess.run([os.path.join(os.path.dirname(a.compile), "remat-solve"),
+                        graph, f"--budget={budgets}", "--json"],
+                       capture_output=True, text=True)
+    # Budgets below the smallest reachable peak are refusals, and make the
+    # exit code non-zero; the answers are all printed.
+    try:
+        answers = json.loads(c.stdout)
+    except ValueError:
+        raise RuntimeError("remat-solve failed: " + c.stderr.strip())
+    fits = [r["budget_bytes"] for r in answers
+            if r["feasible"] and r["overhead"] <= 1 + share]
+    return str(min(fits)) if fits else None
+
+
+def check_row(a, name):
+    """One model against autograd: a dict of what was measured and 'errors',
+    the reasons it fails (empty when it passes)."""
     builder, shape, limit, vocab = MODELS[name]
     torch.manual_seed(0)
     module = builder().double().train()
@@ -114,16 +140,19 @@ def check(a, name):
         logits = module(example)
     labels = torch.randint(0, logits.shape[-1], logits.shape[:1])
     out = os.path.join(a.out, name)
+    row = {"exported": "yes", "errors": []}
     remat_export.export_to(module, example, labels, "cross_entropy", out)
-    # The exporter ran the model once (shape propagation); batch norm in
-    # training mode uses batch statistics, so that run changes nothing here.
+    # Batch norm in training mode uses batch statistics: the runs above
+    # change nothing the step reads.
     module.zero_grad()
     loss = torch.nn.functional.cross_entropy(module(example), labels)
     loss.backward()
 
+    start = time.time()
     base, manifest, raw = build(a, name, out, None)
+    row["compile_seconds"] = f"{time.time() - start:.1f}"
     grads = split_grads(manifest, raw)
-    errors = []
+    errors = row["errors"]
     ours = base["losses"][0]
     if abs(ours - loss.item()) > RTOL * abs(loss.item()):
         errors.append(f"loss {ours} vs PyTorch {loss.item()}")
@@ -143,17 +172,36 @@ def check(a, name):
         if err > RTOL:
             errors.append(f"gradient of {pname}: relative error {err:.3g} "
                           f"(largest entry {float(np.abs(ref).max()):.3g})")
+    row.update(grads=len(grads), worst=worst, match=not errors,
+               match_text=f"{'yes' if not errors else 'NO'} ({worst:.1e})")
+    if limit == "auto10":
+        limit = lowest_limit(a, os.path.join(out, "model.mlir"))
+        if limit is None:
+            row.update(bitwise=True, bitwise_text="no limit at <= 10%",
+                       peaks=f"{base['measured_peak_bytes']}")
+            return row
+    row["limit"] = limit
     remat, _, remat_raw = build(a, name, out, limit)
-    if remat_raw != raw or remat["losses"] != base["losses"]:
+    row["bitwise"] = remat_raw == raw and remat["losses"] == base["losses"]
+    if not row["bitwise"]:
         errors.append(f"the build at {limit} differs from the plain build")
     if remat["measured_peak_bytes"] >= base["measured_peak_bytes"]:
         errors.append(f"the build at {limit} does not lower the peak")
-    if errors:
-        return f"{name}: FAILED: " + "; ".join(errors)
-    return (f"{name}: loss and {len(grads)} gradients match PyTorch (worst "
-            f"relative error {worst:.1e}); at {limit}: peak "
-            f"{base['measured_peak_bytes']} -> {remat['measured_peak_bytes']} "
-            f"bytes, bitwise identical")
+    row["bitwise_text"] = f"{'yes' if row['bitwise'] else 'NO'} (at {limit})"
+    row["peaks"] = f"{base['measured_peak_bytes']} -> {remat['measured_peak_bytes']}"
+    row["extra"] = f"{remat.get('predicted_overhead', 0):.3f}x"
+    row["base_peak"], row["remat_peak"] = (base["measured_peak_bytes"],
+                                           remat["measured_peak_bytes"])
+    return row
+
+
+def check(a, name):
+    row = check_row(a, name)
+    if row["errors"]:
+        return f"{name}: FAILED: " + "; ".join(row["errors"])
+    return (f"{name}: loss and {row['grads']} gradients match PyTorch (worst "
+            f"relative error {row['worst']:.1e}); at {row['limit']}: peak "
+            f"{row['base_peak']} -> {row['remat_peak']} bytes, bitwise identical")
 
 
 def main():

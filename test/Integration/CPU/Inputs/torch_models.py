@@ -3,10 +3,6 @@ import torch
 from torch import nn
 
 
-def Unsupported():
-    return nn.Sequential(nn.Linear(8, 8), nn.Softplus(), nn.Linear(8, 3))
-
-
 def TanhGelu():
     return nn.Sequential(nn.Linear(8, 8), nn.GELU(approximate="tanh"),
                          nn.Linear(8, 3))
@@ -38,6 +34,10 @@ def Buffer():
     return nn.Sequential(ScaleByBuffer(), nn.Linear(8, 3))
 
 
+def ShapesAndBuffers():
+    return nn.Sequential(Shapes(), nn.Linear(8, 3))
+
+
 class DataDependent(nn.Module):
     def forward(self, x):
         return x if x.sum() > 0 else -x
@@ -58,3 +58,56 @@ class Residual(nn.Module):
 
 def Nested():
     return nn.Sequential(Residual(), nn.Linear(8, 3))
+
+
+class AddToInput(nn.Module):
+    def forward(self, x):
+        return x.add_(1)
+
+
+def InPlaceInput():
+    return nn.Sequential(AddToInput(), nn.Linear(8, 3))
+
+
+class Detached(nn.Module):
+    def forward(self, x):
+        return x * x.detach()
+
+
+def Detach():
+    return nn.Sequential(nn.Linear(8, 8), Detached(), nn.Linear(8, 3))
+
+
+class Pair(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 3)
+
+    def forward(self, x):
+        return self.fc(x), x
+
+
+def TwoOutputs():
+    return Pair()
+
+
+def Transposed():
+    return nn.Sequential(nn.Unflatten(1, (2, 2, 2)), nn.ConvTranspose2d(2, 2, 2),
+                         nn.Flatten(), nn.Linear(18, 3))
+
+
+class Shapes(nn.Module):
+    """Shape-dependent Python, chunks, functional calls and a buffer."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+        self.norm = nn.LayerNorm([2, 4])
+        self.register_buffer("scale", torch.linspace(0.5, 1.5, 8))
+
+    def forward(self, x):
+        n, c = x.shape
+        a, b = self.fc(x).chunk(2, dim=1)
+        h = torch.cat([nn.functional.silu(b), nn.functional.hardswish(a)], 1)
+        h = self.norm(h.view(n, 2, c // 2)).reshape(n, c) * self.scale
+        return h.mean([1], keepdim=True) + h
