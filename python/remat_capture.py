@@ -16,9 +16,17 @@ import torch
 from torch.fx.experimental.proxy_tensor import PythonKeyTracer, make_fx
 
 try:  # PyTorch 2.x
-    from torch.func import functional_call
+    from torch.func import functional_call, functionalize
 except ImportError:  # PyTorch 1.13, Debian's
+    from functorch.experimental import functionalize
     from torch.nn.utils.stateless import functional_call
+
+# ATen ops that read only their operand's shape and type: constants.
+FACTORIES = {"new_zeros", "new_ones", "new_full", "new_empty", "zeros_like",
+             "ones_like", "full_like", "empty_like"}
+# ATen ops that draw random numbers: never folded into constants.
+RANDOM = {"bernoulli", "bernoulli_", "native_dropout", "rand", "rand_like",
+          "randn", "randn_like", "uniform_", "normal_", "randint", "randperm"}
 
 _TORCH_DIRS = tuple(os.path.dirname(m.__file__) + os.sep for m in (torch,)) + (
     os.path.join(os.path.dirname(os.path.dirname(torch.__file__)), "functorch")
@@ -67,9 +75,21 @@ def _recording(root):
         PythonKeyTracer.call_module, PythonKeyTracer.create_node = call_module, create_node
 
 
+def op_name(node):
+    """'add_' for aten.add_.Tensor, the function's name otherwise."""
+    packet = getattr(node.target, "overloadpacket", None)
+    if packet is not None:
+        return packet.__name__
+    return getattr(node.target, "__name__", str(node.target))
+
+
 def capture(module, example):
-    """Returns (graph module, parameter names in placeholder order, the value
-    of every node on `example`). The module runs in its current mode."""
+    """Returns (graph module, parameter names in placeholder order, the
+    constant nodes: those that depend on no parameter, input or random op,
+    with their values). The graph is functional: `functionalize` turns
+    in-place updates and writes through views into copies, and an update of
+    an argument into a final `copy_` into it. The module runs in its current
+    mode."""
     params = list(module.named_parameters())
     buffers = {k: v.detach().clone() for k, v in module.named_buffers()}
 
@@ -81,7 +101,7 @@ def capture(module, example):
     flat = [p.detach() for _, p in params]
     try:
         with torch.no_grad(), _recording(module):
-            gm = make_fx(forward)(flat, example)
+            gm = make_fx(functionalize(forward))(flat, example)
     except Exception as e:  # make_fx raises several kinds
         where = user_frame(traceback.extract_tb(e.__traceback__))
         message = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
@@ -90,13 +110,21 @@ def capture(module, example):
                        "as a Python number or bool)")
         raise CaptureError(f"PyTorch cannot trace the model{' at ' + where if where else ''}: "
                            f"{message}") from e
-    values = {}
+    consts = {}
+    for n in gm.graph.nodes:
+        if n.op == "get_attr" or (n.op == "call_function" and op_name(n) not in RANDOM
+                                  and (op_name(n) in FACTORIES or all(
+                                      i in consts for i in n.all_input_nodes))):
+            consts[n] = None
 
     class Recorder(torch.fx.Interpreter):
         def run_node(self, n):
-            values[n] = super().run_node(n)
-            return values[n]
+            value = super().run_node(n)
+            if n in consts:
+                consts[n] = torch.utils._pytree.tree_map(
+                    lambda v: v.clone() if isinstance(v, torch.Tensor) else v, value)
+            return value
 
     with torch.no_grad():
         Recorder(gm).run(flat, example)
-    return gm, [name for name, _ in params], values
+    return gm, [name for name, _ in params], consts

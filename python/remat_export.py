@@ -42,9 +42,6 @@ import trainir  # noqa: E402
 DTYPES = {torch.float16: "f16", torch.bfloat16: "bf16", torch.float32: "f32",
           torch.float64: "f64", torch.int32: "i32", torch.int64: "i64"}
 
-# ATen ops that draw random numbers: never folded into constants.
-_RANDOM = {"bernoulli", "bernoulli_", "native_dropout", "rand", "rand_like",
-           "randn", "randn_like", "uniform_", "normal_", "randint", "randperm"}
 # Ops that only reinterpret the shape (row-major order unchanged).
 _RESHAPES = {"view", "_unsafe_view", "_reshape_alias", "reshape", "view_copy",
              "squeeze", "unsqueeze", "flatten", "unflatten", "_reshape_copy"}
@@ -74,12 +71,7 @@ class _Transposed:
         self.value, self.perm = value, perm
 
 
-def _name(node):
-    t = node.target
-    packet = getattr(t, "overloadpacket", None)
-    if packet is not None:
-        return packet.__name__
-    return getattr(t, "__name__", str(t))
+_name = remat_capture.op_name
 
 
 def _shape(node):
@@ -133,13 +125,7 @@ class Exporter:
             raise ExportError(str(e)) from e
         graph = gm.graph
         placeholders = [n for n in graph.nodes if n.op == "placeholder"]
-        self.gm = gm
-        self.is_const = {}
-        for n in graph.nodes:
-            ins = n.all_input_nodes
-            self.is_const[n] = (n.op == "get_attr" or (
-                n.op == "call_function" and _name(n) not in _RANDOM
-                and all(self.is_const[i] for i in ins)))
+        self.is_const = {n: n in self.concrete for n in graph.nodes}
         live = self.live_nodes(graph)
         for i, node in enumerate(placeholders[:-1]):
             self.values[node] = self.param(names[i], node)
@@ -172,8 +158,9 @@ class Exporter:
         return self.m.text(loss)
 
     def live_nodes(self, graph):
-        """Nodes the output depends on; an in-place update of a parameter or
-        the input is refused even when nothing reads it."""
+        """Nodes the output depends on. An update of a parameter or the input
+        (a copy_ into it, in the functional graph) is refused even when
+        nothing reads it."""
         live, work = set(), [n for n in graph.nodes if n.op == "output"]
         while work:
             n = work.pop()
@@ -182,10 +169,13 @@ class Exporter:
             live.add(n)
             work.extend(n.all_input_nodes)
         for n in graph.nodes:
-            if n.op == "call_function" and _name(n).endswith("_") and n.args \
+            if n.op == "call_function" and _name(n) in ("copy_", "copy") and n.args \
                     and isinstance(n.args[0], torch.fx.Node) \
                     and n.args[0].op == "placeholder":
-                self.node = n
+                # The functional graph's copy_ has no location: name the op
+                # whose result the model wrote into the argument.
+                written = n.args[1]
+                self.node = written if isinstance(written, torch.fx.Node) else n
                 raise self.error("an in-place update of a parameter or the "
                                  "input: the step's arguments are read-only")
         return live
@@ -614,6 +604,38 @@ class Exporter:
         shape[dim] = size
         return self.m.slice(v, offsets, shape)
 
+    def op_constant_pad_nd(self, node, x, pad, value=0):
+        v = self.value(x)
+        for i in range(len(pad) // 2):
+            dim = len(v.shape) - 1 - i
+            before, after = pad[2 * i], pad[2 * i + 1]
+            start = max(-before, 0)
+            v = self.slice(v, dim, start, v.shape[dim] - start - max(-after, 0))
+            parts = []
+            for size in (before, after):
+                shape = list(v.shape)
+                shape[dim] = size
+                parts.append(self.constant(torch.full(shape, float(value),
+                                                      dtype=self.torch_dtype))
+                             if size > 0 else None)
+            items = [p for p in (parts[0], v, parts[1]) if p is not None]
+            if len(items) > 1:
+                v = self.m.concat(items, dim)
+        return v
+
+    def op_roll(self, node, x, shifts, dims=()):
+        v = self.value(x)
+        if not dims:
+            raise self.error("roll over the flattened tensor")
+        for shift, dim in zip(shifts, dims):
+            dim %= len(v.shape)
+            n = v.shape[dim]
+            s = shift % n
+            if s:
+                v = self.m.concat([self.slice(v, dim, n - s, s),
+                                   self.slice(v, dim, 0, n - s)], dim)
+        return v
+
     def op_split(self, node, x, size, dim=0):
         v = self.value(x)
         dim %= len(v.shape)
@@ -635,10 +657,21 @@ class Exporter:
         v = self.value(x)
         dim %= len(v.shape)
         n = v.shape[dim]
-        start, end, _ = slice(start, end).indices(n) if True else None
-        if step != 1:
-            raise self.error(f"a slice with step {step}")
-        return self.slice(v, dim, start, max(end - start, 0))
+        start, end, _ = slice(start, end).indices(n)
+        count = len(range(start, end, step))
+        if step == 1:
+            return self.slice(v, dim, start, count)
+        # Every step-th element: the span as [count, step], its first column.
+        span = count * step
+        v = self.slice(v, dim, start, min(span, n - start))
+        if span > n - start:
+            shape = list(v.shape)
+            shape[dim] = span - (n - start)
+            zeros = self.constant(torch.zeros(shape, dtype=self.torch_dtype))
+            v = self.m.concat([v, zeros], dim)
+        grid = v.shape[:dim] + [count, step] + v.shape[dim + 1:]
+        v = self.slice(self.m.reshape(v, grid), dim + 1, 0, 1)
+        return self.m.reshape(v, grid[:dim] + [count] + grid[dim + 2:])
 
     def op_select(self, node, x, dim, index):
         v = self.value(x)

@@ -43,7 +43,7 @@ LogicalResult mlir::remat::buildCPUToLLVMStage(OpPassManager &pm,
   std::string stage =
       std::string("func.func(remat-matmul-to-runtime,") +
       (convKernels ? "remat-conv-to-runtime," : "") +
-      "convert-linalg-to-loops),"
+      "convert-linalg-to-loops),remat-outline-loop-nests,"
       "convert-scf-to-cf,expand-strided-metadata,lower-affine,"
       // Generic allocation functions are the runtime's counting allocator.
       "finalize-memref-to-llvm{use-generic-functions=true},"

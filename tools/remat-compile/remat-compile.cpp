@@ -14,6 +14,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/AsmState.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -40,8 +41,6 @@
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/SubtargetFeature.h"
-#include "llvm/Transforms/IPO/LoopExtractor.h"
-#include "llvm/Transforms/Utils/LoopSimplify.h"
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -383,36 +382,6 @@ static LogicalResult addEntryPoints(llvm::Module &m, StringRef function,
   return success();
 }
 
-/// Every op lowers to its own loop nest, so the step is one function with
-/// thousands of loops in sequence: LLVM's dominator-tree and SCEV queries walk
-/// that chain, and optimizing the function grows quadratically with the
-/// model. Moving each top-level loop nest into its own function, kept out of
-/// line, makes optimization linear in the number of ops at the price of one
-/// call per op.
-static void outlineLoopNests(llvm::Module &m, llvm::TargetMachine *machine) {
-  llvm::LoopAnalysisManager lam;
-  llvm::FunctionAnalysisManager fam;
-  llvm::CGSCCAnalysisManager cgam;
-  llvm::ModuleAnalysisManager mam;
-  llvm::PassBuilder builder(machine);
-  builder.registerModuleAnalyses(mam);
-  builder.registerCGSCCAnalyses(cgam);
-  builder.registerFunctionAnalyses(fam);
-  builder.registerLoopAnalyses(lam);
-  builder.crossRegisterProxies(lam, fam, cgam, mam);
-  llvm::DenseSet<llvm::Function *> original;
-  for (llvm::Function &f : m)
-    original.insert(&f);
-  llvm::ModulePassManager passes;
-  passes.addPass(
-      llvm::createModuleToFunctionPassAdaptor(llvm::LoopSimplifyPass()));
-  passes.addPass(llvm::LoopExtractorPass());
-  passes.run(m, mam);
-  for (llvm::Function &f : m)
-    if (!original.contains(&f))
-      f.addFnAttr(llvm::Attribute::NoInline);
-}
-
 static std::unique_ptr<llvm::TargetMachine> hostMachine() {
   llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
   std::string error;
@@ -483,6 +452,12 @@ static void stripTrainAttributes(ModuleOp module) {
     for (unsigned i = 0; i < func.getNumResults(); ++i)
       func.setResultAttrs(i, keep(func.getResultAttrs(i)));
     func->removeAttr(TrainDialect::kStepAttr);
+  });
+  // remat-outline-loop-nests's functions stay out of line, so that LLVM
+  // optimizes each distinct nest once (func-to-llvm drops `no_inline`).
+  module.walk([](LLVM::LLVMFuncOp func) {
+    if (func->removeAttr("remat.outlined"))
+      func.setNoInline(true);
   });
 }
 
@@ -746,8 +721,6 @@ static LogicalResult compile(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
   if (failed(
           addEntryPoints(*llvmModule, info.function, info.signature, target)))
     return failure();
-  if (optLevel > 0)
-    outlineLoopNests(*llvmModule, machine.get());
   if (llvm::Error err = makeOptimizingTransformer(optLevel, 0, machine.get())(
           llvmModule.get())) {
     llvm::errs() << "remat-compile: LLVM optimization failed: "

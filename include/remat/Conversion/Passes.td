@@ -145,6 +145,23 @@ def RematMapToGPU : Pass<"remat-map-to-gpu", "func::FuncOp"> {
                            "::mlir::memref::MemRefDialect"];
 }
 
+def RematOutlineLoopNests : Pass<"remat-outline-loop-nests", "ModuleOp"> {
+  let summary = "Moves each top-level loop nest into a function, shared by equals";
+  let description = [{
+    Every op lowers to its own loop nest, so a step is one function with
+    thousands of loops in sequence, and LLVM's optimization of such a
+    function grows quadratically with the model. This pass moves each
+    `scf.for` at the top level of a function into a private function
+    (`<function>_nest<N>`, marked `remat.outlined`) called in its place,
+    and calls one function for all nests that are the same ops on the same
+    types (repeated blocks on the same shapes), so each distinct nest is
+    compiled once. Index constants are cloned into the new function; every
+    other value from outside becomes an argument.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def RematMergeGPUModules : Pass<"remat-merge-gpu-modules", "ModuleOp"> {
   let summary = "Moves all outlined kernels into one gpu.module";
   let description = [{

@@ -53,6 +53,20 @@ for op in ("sum", "mean"):
 case("clamp", [("x", [4, 6])],
      [f"%r = train.clamp %x {{min = -0.5 : f64, max = 0.5 : f64}} : {t([4, 6])}"],
      "%r", [4, 6])
+for kind, alpha in [("exp", None), ("abs", None), ("sin", None), ("cos", None),
+                    ("erf", None), ("silu", None), ("hardswish", None),
+                    ("hardsigmoid", None), ("mish", None), ("softplus", None),
+                    ("leaky_relu", 0.1), ("elu", 1.0), ("pow", 3.0)]:
+    extra = f", alpha = {alpha} : f64" if alpha is not None else ""
+    case(f"unary_{kind}", [("x", [4, 6])],
+         [f"%r = train.unary %x {{kind = #train<unary {kind}>{extra}}} : {t([4, 6])}"],
+         "%r", [4, 6])
+# Functions of positive numbers, on exp(x).
+for kind in ("log", "sqrt", "rsqrt"):
+    case(f"unary_{kind}", [("x", [4, 6])],
+         [f"%e = train.unary %x {{kind = #train<unary exp>}} : {t([4, 6])}",
+          f"%r = train.unary %e {{kind = #train<unary {kind}>}} : {t([4, 6])}"],
+         "%r", [4, 6])
 for op in ("tanh", "sigmoid", "gelu", "relu"):
     case(op, [("x", [4, 6])], [f"%r = train.{op} %x : {t([4, 6])}"], "%r",
          [4, 6])
