@@ -83,6 +83,11 @@ def op_name(node):
     return getattr(node.target, "__name__", str(node.target))
 
 
+def _refresh_flat_weights(rnn):
+    rnn._flat_weights = [getattr(rnn, n) if hasattr(rnn, n) else None
+                         for n in rnn._flat_weights_names]
+
+
 def capture(module, example):
     """Returns (graph module, parameter names in placeholder order, the
     constant nodes: those that depend on no parameter, input or random op,
@@ -99,6 +104,11 @@ def capture(module, example):
         return functional_call(module, state, (x,))
 
     flat = [p.detach() for _, p in params]
+    # Recurrent modules cache their weights in _flat_weights, which
+    # functional_call does not refresh: rebuild the cache inside the call.
+    rnns = [m for m in module.modules() if hasattr(m, "_flat_weights_names")]
+    hooks = [m.register_forward_pre_hook(lambda m, args: _refresh_flat_weights(m))
+             for m in rnns]
     try:
         with torch.no_grad(), _recording(module):
             gm = make_fx(functionalize(forward))(flat, example)
@@ -110,6 +120,23 @@ def capture(module, example):
                        "as a Python number or bool)")
         raise CaptureError(f"PyTorch cannot trace the model{' at ' + where if where else ''}: "
                            f"{message}") from e
+    finally:
+        for h in hooks:
+            h.remove()
+        for m in rnns:
+            _refresh_flat_weights(m)
+    # A parameter read as a constant (a module that keeps its own reference
+    # to it) would get no gradient: refuse.
+    owned = {p.data_ptr(): name for name, p in params}
+    for n in gm.graph.nodes:
+        if n.op == "get_attr":
+            t = getattr(gm, n.target)
+            if isinstance(t, torch.Tensor) and t.data_ptr() in owned:
+                raise CaptureError(
+                    f"parameter '{owned[t.data_ptr()]}' is read as a constant"
+                    f"{' in ' + repr(n.meta['module_path']) if n.meta.get('module_path') else ''}: "
+                    "its module keeps a reference that functional_call does "
+                    "not replace, so it would get no gradient")
     consts = {}
     for n in gm.graph.nodes:
         if n.op == "get_attr" or (n.op == "call_function" and op_name(n) not in RANDOM

@@ -646,6 +646,12 @@ class Exporter:
         v = self.value(x)
         return self.slices(v, dim % len(v.shape), list(sizes))
 
+    def op_unsafe_split(self, node, x, size, dim=0):
+        return self.op_split(node, x, size, dim)
+
+    def op_unsafe_split_with_sizes(self, node, x, sizes, dim=0):
+        return self.op_split_with_sizes(node, x, sizes, dim)
+
     def op_unbind(self, node, x, dim=0):
         v = self.value(x)
         dim %= len(v.shape)

@@ -149,3 +149,39 @@ class UNet(nn.Module):
 
 def unet(depth=2, width=4, channels=3, classes=4):
     return UNet(depth, width, channels, classes)
+
+
+class EncoderClassifier(nn.Module):
+    """PyTorch's own nn.TransformerEncoderLayer stack over a sequence of
+    feature vectors, mean-pooled into class logits."""
+
+    def __init__(self, layers=2, width=32, heads=4, classes=10):
+        super().__init__()
+        self.encoder = nn.TransformerEncoder(
+            nn.TransformerEncoderLayer(width, heads, dim_feedforward=2 * width,
+                                       dropout=0.0, batch_first=True), layers)
+        self.head = nn.Linear(width, classes)
+
+    def forward(self, x):
+        return self.head(self.encoder(x).mean(1))
+
+
+def transformer_encoder(layers=2, width=32, heads=4, classes=10):
+    return EncoderClassifier(layers, width, heads, classes)
+
+
+class LSTMClassifier(nn.Module):
+    """nn.LSTM over a sequence (unrolled at capture), the last step's hidden
+    state into class logits."""
+
+    def __init__(self, features=8, hidden=16, layers=2, classes=10):
+        super().__init__()
+        self.lstm = nn.LSTM(features, hidden, layers, batch_first=True)
+        self.head = nn.Linear(hidden, classes)
+
+    def forward(self, x):
+        return self.head(self.lstm(x)[0][:, -1])
+
+
+def lstm(features=8, hidden=16, layers=2, classes=10):
+    return LSTMClassifier(features, hidden, layers, classes)

@@ -37,6 +37,9 @@ MODELS = {
     "unet": (lambda: zoo.unet(depth=2, width=4), [2, 3, 16, 16], "75%", 0),
     "gpt": (lambda: zoo.gpt(layers=2, width=32, heads=2, seq=16, vocab=64),
             [8, 16], "75%", 64),
+    "transformer_encoder": (lambda: zoo.transformer_encoder(layers=2, width=32),
+                            [8, 16, 32], "90%", 0),
+    "lstm": (lambda: zoo.lstm(features=8, hidden=16, layers=2), [8, 12, 8], "90%", 0),
     # Returned gradients double its 86 MiB of parameters: little to remove.
     "resnet18": (lambda: torchvision.models.resnet18(num_classes=10),
                  [8, 3, 64, 64], "97%", 0),

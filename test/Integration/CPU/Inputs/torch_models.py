@@ -111,3 +111,19 @@ class Shapes(nn.Module):
         h = torch.cat([nn.functional.silu(b), nn.functional.hardswish(a)], 1)
         h = self.norm(h.view(n, 2, c // 2)).reshape(n, c) * self.scale
         return h.mean([1], keepdim=True) + h
+
+
+class CachedWeight(nn.Module):
+    """Keeps its own reference to a parameter, as nn.RNN's _flat_weights."""
+
+    def __init__(self):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(8))
+        self.cache = [self.weight]
+
+    def forward(self, x):
+        return x * self.cache[0]
+
+
+def Cached():
+    return nn.Sequential(CachedWeight(), nn.Linear(8, 3))
