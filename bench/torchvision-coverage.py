@@ -27,9 +27,6 @@ import torch
 import torchvision
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "python"))
-import remat_export  # noqa: E402
-
 spec = importlib.util.spec_from_file_location(
     "oracle", os.path.join(ROOT, "test", "Integration", "CPU", "torch-oracle.py"))
 oracle = importlib.util.module_from_spec(spec)
@@ -87,6 +84,9 @@ def main():
     p.add_argument("--models", default="")
     p.add_argument("--skip", default="")
     p.add_argument("--batch", type=int, default=2)
+    p.add_argument("--size", type=int, default=0,
+                   help="input height and width for every model that takes "
+                   "it (default 64; ViT and Swin 32, Inception 75)")
     p.add_argument("--max-params", type=float, default=30e6,
                    help="skip larger models (time, not memory: float64 "
                    "parameters and gradients of 30M fit easily)")
@@ -107,7 +107,8 @@ def main():
     for name in names:
         if name in skip:
             continue
-        s = size_of(name)
+        s = a.size if a.size and name.split("_")[0] not in ("vit", "swin", "inception") \
+            else size_of(name)
         try:
             count = sum(p.numel() for p in make(name).parameters())
         except Exception as e:  # a builder that cannot build at 10 classes

@@ -32,7 +32,6 @@ import operator
 import os
 import sys
 
-import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -471,16 +470,15 @@ class Exporter:
         return self.m.batch_matmul(self.value(a), rhs, transpose_rhs=t)
 
     def op_expand(self, node, x, sizes, implicit=False):
-        v = self.value(x)
-        return self.expand_to(v, _shape(node))
+        return self.expand_to(self.value(x), _shape(node))
 
     def expand_to(self, v, out):
+        """v broadcast to `out`: size-1 and missing dims dropped by a reshape,
+        then repeated by train.broadcast."""
         if v.shape == out:
             return v
         lead = len(out) - len(v.shape)
         shape = [1] * lead + v.shape
-        kept = [i for i in range(len(out)) if shape[i] == out[i] and i >= lead
-                or (shape[i] == out[i] == 1)]
         kept = [i for i in range(len(out)) if i >= lead and shape[i] == out[i]]
         squeezed = [shape[i] for i in kept]
         if squeezed != v.shape:

@@ -116,7 +116,7 @@ def lowest_limit(a, src, share=0.10):
                         "-o", graph], capture_output=True, text=True)
     if c.returncode:
         raise RuntimeError("compile failed: " + c.stderr.strip())
-    budgets = ",".join(f"{b / 100:.2f}x" for b in range(99, 4, -1))
+    budgets = ",".join(f"{b / 100:.2f}x" for b in range(99, 4, -2))
     c = subprocess.run([os.path.join(os.path.dirname(a.compile), "remat-solve"),
                         graph, f"--budget={budgets}", "--json"],
                        capture_output=True, text=True)
