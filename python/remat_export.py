@@ -557,8 +557,21 @@ class Exporter:
         if h % out[0] == 0 and w % out[1] == 0:
             k = [h // out[0], w // out[1]]
             return self.m.avg_pool2d(xv, k, k, [0, 0])
-        raise self.error(f"adaptive average pooling from {h}x{w} to {out}: "
-                         "only to sizes that divide the input or that it divides")
+        # Windows of varying size, as PyTorch cuts them: the mean of each
+        # cell's slice, the cells joined row by row.
+        def window(i, n, size):
+            return (i * size) // n, -(-((i + 1) * size) // n)
+        rows = []
+        for i in range(out[0]):
+            r0, r1 = window(i, out[0], h)
+            cells = []
+            for j in range(out[1]):
+                c0, c1 = window(j, out[1], w)
+                cell = self.m.slice(xv, [0, 0, r0, c0], [n, c, r1 - r0, c1 - c0]) \
+                    if [r1 - r0, c1 - c0] != [h, w] else xv
+                cells.append(self.m.reshape(self.m.mean(cell, [2, 3]), [n, c, 1, 1]))
+            rows.append(cells[0] if len(cells) == 1 else self.m.concat(cells, 3))
+        return rows[0] if len(rows) == 1 else self.m.concat(rows, 2)
 
     def reduce(self, op, node, x, dims=None, keepdim=False, dtype=None):
         v = self.value(x)

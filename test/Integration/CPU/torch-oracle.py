@@ -40,6 +40,9 @@ MODELS = {
     "transformer_encoder": (lambda: zoo.transformer_encoder(layers=2, width=32),
                             [8, 16, 32], "90%", 0),
     "lstm": (lambda: zoo.lstm(features=8, hidden=16, layers=2), [8, 12, 8], "90%", 0),
+    # Layout ops of ATen capture: repeat, ceil_mode max pooling, pad, roll,
+    # a strided slice, adaptive pooling to a size that does not divide.
+    "layout": (lambda: _test_model("PoolsModel"), [8, 8], "auto10", 0),
     # Returned gradients double its 86 MiB of parameters: little to remove.
     "resnet18": (lambda: torchvision.models.resnet18(num_classes=10),
                  [8, 3, 64, 64], "97%", 0),
@@ -62,6 +65,13 @@ def _vgg16_narrow(hidden):
         torch.nn.Dropout(), torch.nn.Linear(hidden, hidden),
         torch.nn.ReLU(True), torch.nn.Dropout(), torch.nn.Linear(hidden, 10))
     return _without_dropout(model)
+
+
+def _test_model(name):
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                    "Inputs"))
+    import torch_models
+    return getattr(torch_models, name)()
 
 
 def _without_dropout(module):
