@@ -50,10 +50,13 @@ def small_resnet(width=8, classes=10):
 
 
 class CausalSelfAttention(nn.Module):
-    # Shapes are static attributes: torch.fx traces without concrete sizes.
-    def __init__(self, width, heads, seq):
+    """Multi-head causal attention; with `sdpa`, PyTorch 2's
+    F.scaled_dot_product_attention in place of the explicit product,
+    mask and softmax."""
+
+    def __init__(self, width, heads, seq, sdpa=False):
         super().__init__()
-        self.width, self.heads, self.seq = width, heads, seq
+        self.width, self.heads, self.seq, self.sdpa = width, heads, seq, sdpa
         self.q, self.k, self.v = (nn.Linear(width, width) for _ in range(3))
         self.proj = nn.Linear(width, width)
 
@@ -65,17 +68,21 @@ class CausalSelfAttention(nn.Module):
             return y.reshape(-1, t, h, d).transpose(1, 2).reshape(-1, t, d)
 
         q, k, v = split(self.q(x)), split(self.k(x)), split(self.v(x))
-        att = torch.matmul(q, k.transpose(1, 2)) * (1.0 / math.sqrt(d))
-        att = remat_ops.causal_mask(att).softmax(dim=-1)
-        y = torch.matmul(att, v).reshape(-1, h, t, d).transpose(1, 2)
+        if self.sdpa:
+            y = nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+        else:
+            att = torch.matmul(q, k.transpose(1, 2)) * (1.0 / math.sqrt(d))
+            att = remat_ops.causal_mask(att).softmax(dim=-1)
+            y = torch.matmul(att, v)
+        y = y.reshape(-1, h, t, d).transpose(1, 2)
         return self.proj(y.reshape(-1, t, c))
 
 
 class Block(nn.Module):
-    def __init__(self, width, heads, seq):
+    def __init__(self, width, heads, seq, sdpa=False):
         super().__init__()
         self.ln1, self.ln2 = nn.LayerNorm(width), nn.LayerNorm(width)
-        self.attn = CausalSelfAttention(width, heads, seq)
+        self.attn = CausalSelfAttention(width, heads, seq, sdpa)
         self.fc = nn.Linear(width, 4 * width)
         self.act = nn.GELU()
         self.fc2 = nn.Linear(4 * width, width)
@@ -89,11 +96,12 @@ class GPT(nn.Module):
     """GPT-2 layout: token and position embeddings, pre-norm blocks, a final
     layer norm and a vocabulary head; returns [batch*seq, vocab] logits."""
 
-    def __init__(self, layers=2, width=32, heads=2, seq=16, vocab=64):
+    def __init__(self, layers=2, width=32, heads=2, seq=16, vocab=64, sdpa=False):
         super().__init__()
         self.wte = nn.Embedding(vocab, width)
         self.wpe = nn.Parameter(torch.randn(seq, width) * 0.02)
-        self.blocks = nn.Sequential(*(Block(width, heads, seq) for _ in range(layers)))
+        self.blocks = nn.Sequential(*(Block(width, heads, seq, sdpa)
+                                      for _ in range(layers)))
         self.ln = nn.LayerNorm(width)
         self.head = nn.Linear(width, vocab, bias=False)
         self.vocab = vocab
@@ -105,6 +113,13 @@ class GPT(nn.Module):
 
 def gpt(layers=2, width=32, heads=2, seq=16, vocab=64):
     return GPT(layers, width, heads, seq, vocab)
+
+
+def gpt_sdpa(layers=2, width=32, heads=2, seq=16, vocab=64):
+    if not hasattr(nn.functional, "scaled_dot_product_attention"):
+        raise RuntimeError(f"PyTorch {torch.__version__} has no "
+                           "F.scaled_dot_product_attention (2.0 and later)")
+    return GPT(layers, width, heads, seq, vocab, sdpa=True)
 
 
 class UNet(nn.Module):
