@@ -23,7 +23,7 @@ except ImportError:  # PyTorch 1.13, Debian's
 
 # ATen ops that read only their operand's shape and type: constants.
 FACTORIES = {"new_zeros", "new_ones", "new_full", "new_empty", "zeros_like",
-             "ones_like", "full_like", "empty_like"}
+             "ones_like", "full_like", "empty_like", "zero"}
 # ATen ops that draw random numbers: never folded into constants.
 RANDOM = {"bernoulli", "bernoulli_", "native_dropout", "rand", "rand_like",
           "randn", "randn_like", "uniform_", "normal_", "randint", "randperm"}
@@ -72,7 +72,8 @@ def _recording(root):
     try:
         yield
     finally:
-        PythonKeyTracer.call_module, PythonKeyTracer.create_node = call_module, create_node
+        PythonKeyTracer.call_module = call_module
+        PythonKeyTracer.create_node = create_node
 
 
 def op_name(node):
@@ -114,12 +115,13 @@ def capture(module, example):
             gm = make_fx(functionalize(forward))(flat, example)
     except Exception as e:  # make_fx raises several kinds
         where = user_frame(traceback.extract_tb(e.__traceback__))
-        message = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        if "data-dependent" in str(e) or "value out of a tracing tensor" in str(e):
+        text = str(e).strip()
+        message = text.splitlines()[0] if text else type(e).__name__
+        if "data-dependent" in text or "value out of a tracing tensor" in text:
             message = ("data-dependent control flow (a tensor's value read "
                        "as a Python number or bool)")
-        raise CaptureError(f"PyTorch cannot trace the model{' at ' + where if where else ''}: "
-                           f"{message}") from e
+        at = f" at {where}" if where else ""
+        raise CaptureError(f"PyTorch cannot trace the model{at}: {message}") from e
     finally:
         for h in hooks:
             h.remove()
@@ -132,11 +134,12 @@ def capture(module, example):
         if n.op == "get_attr":
             t = getattr(gm, n.target)
             if isinstance(t, torch.Tensor) and t.data_ptr() in owned:
+                path = n.meta.get("module_path")
                 raise CaptureError(
                     f"parameter '{owned[t.data_ptr()]}' is read as a constant"
-                    f"{' in ' + repr(n.meta['module_path']) if n.meta.get('module_path') else ''}: "
-                    "its module keeps a reference that functional_call does "
-                    "not replace, so it would get no gradient")
+                    f"{' in ' + repr(path) if path else ''}: its module keeps a "
+                    "reference that functional_call does not replace, so it "
+                    "would get no gradient")
     consts = {}
     for n in gm.graph.nodes:
         if n.op == "get_attr" or (n.op == "call_function" and op_name(n) not in RANDOM

@@ -498,7 +498,8 @@ class Exporter:
         return self.m.reshape(y, [r * d for r, d in zip(repeats, shape)])
 
     def pool_args(self, xv, kernel, stride, padding, ceil_mode, dilation=1):
-        k, s, p, d = _pair(kernel), _pair(stride or kernel), _pair(padding), _pair(dilation)
+        k, s, p = _pair(kernel), _pair(stride or kernel), _pair(padding)
+        d = _pair(dilation)
         if d != [1, 1]:
             raise self.error("pooling with dilation")
         if ceil_mode:

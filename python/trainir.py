@@ -94,8 +94,8 @@ class Model:
         """An arith.constant holding a numpy array's row-major data."""
         result = Value(self._fresh("cst"), list(array.shape), dtype)
         data = array.astype(array.dtype.newbyteorder("<")).tobytes()
-        self.body.append(f'  {result.name} = arith.constant dense<"0x{data.hex().upper()}"> '
-                         f": {result.type}")
+        self.body.append(f'  {result.name} = arith.constant '
+                         f'dense<"0x{data.hex().upper()}"> : {result.type}')
         return result
 
     def _same(self, op, operands, hint, attrs=()):
