@@ -587,6 +587,20 @@ class Exporter:
     def op_sum(self, node, x, dims=None, keepdim=False, dtype=None):
         return self.reduce("sum", node, x, dims, keepdim)
 
+    def op_norm(self, node, x, p=2, dims=None, keepdim=False, dtype=None):
+        """The 2-norm, sqrt(sum(x * x)); others are refused."""
+        if p != 2:
+            raise self.error(f"a {p}-norm (only the 2-norm)")
+        v = self.value(x)
+        rank = len(v.shape)
+        dims = sorted({d % rank for d in dims}) if dims else list(range(rank))
+        y = self.m.unary("sqrt", self.m.reduce("sum", self.m.mul(v, v), dims))
+        return self.m.reshape(y, _shape(node)) if keepdim else y
+
+    def op_linalg_vector_norm(self, node, x, ord=2, dims=None, keepdim=False,
+                              dtype=None):
+        return self.op_norm(node, x, ord, dims, keepdim)
+
     def op_cat(self, node, tensors, dim=0):
         values = [self.value(t) for t in tensors if _shape(t) != [0]]
         if len(values) == 1:
@@ -690,6 +704,21 @@ class Exporter:
         grid = v.shape[:dim] + [count, step] + v.shape[dim + 1:]
         v = self.slice(self.m.reshape(v, grid), dim + 1, 0, 1)
         return self.m.reshape(v, grid[:dim] + [count] + grid[dim + 2:])
+
+    def op_slice_scatter(self, node, base, src, dim=0, start=None, end=None, step=1):
+        """base with a block along `dim` replaced by src (a write through a
+        slice, made functional): the parts around it and src joined."""
+        v = self.value(base)
+        dim %= len(v.shape)
+        n = v.shape[dim]
+        start, end, _ = slice(start, end).indices(n)
+        if step != 1:
+            raise self.error(f"a write through a slice with step {step}")
+        parts = [self.slice(v, dim, 0, start) if start > 0 else None,
+                 self.operand(src),
+                 self.slice(v, dim, end, n - end) if end < n else None]
+        parts = [p for p in parts if p is not None]
+        return parts[0] if len(parts) == 1 else self.m.concat(parts, dim)
 
     def op_select(self, node, x, dim, index):
         v = self.value(x)
