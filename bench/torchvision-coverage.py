@@ -34,10 +34,10 @@ oracle = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(oracle)
 
 # Input sizes: ViT at its own 224 x 224 (at 32 x 32 its 5 tokens leave the
-# peak all parameters and gradients), Swin at 32, Inception at its least,
-# 75; extra constructor arguments (auxiliary classifiers return more than
-# the logits).
-SIZES = {"vit": 224, "swin": 32, "inception_v3": 75}
+# peak all parameters and gradients), MaxViT at 224 (its windows need it),
+# Swin at 32, Inception at its least, 75; extra constructor arguments
+# (auxiliary classifiers return more than the logits).
+SIZES = {"vit": 224, "maxvit": 224, "swin": 32, "inception_v3": 75}
 # Inception's last batch norms see 2 values a channel at batch 2 and 75 x 75;
 # its gradients then differ from autograd's by 1.2e-8 (2.4e-11 at batch 4).
 BATCHES = {"inception_v3": 4}
@@ -143,7 +143,8 @@ def main():
             tried += 1
             passed += report(name, check(Tools, name))
             continue
-        s = a.size if a.size and name.split("_")[0] not in ("vit", "swin", "inception") \
+        s = a.size if a.size and name.split("_")[0] not in ("vit", "maxvit", "swin",
+                                                            "inception") \
             else size_of(name)
         try:
             count = sum(p.numel() for p in make(name).parameters())
