@@ -44,8 +44,7 @@ DTYPES = {torch.float16: "f16", torch.bfloat16: "bf16", torch.float32: "f32",
 # Ops that only reinterpret the shape (row-major order unchanged).
 _RESHAPES = {"view", "_unsafe_view", "_reshape_alias", "reshape", "view_copy",
              "squeeze", "unsqueeze", "flatten", "unflatten", "_reshape_copy"}
-_IDENTITIES = {"clone", "contiguous", "alias", "lift_fresh_copy", "lift_fresh",
-               "dropout", "feature_dropout"}  # dropout here means p=0 or eval
+_IDENTITIES = {"clone", "contiguous", "alias", "lift_fresh_copy", "lift_fresh"}
 # Elementwise functions of one tensor with a train.unary kind.
 _UNARY = {"exp": "exp", "log": "log", "sqrt": "sqrt", "rsqrt": "rsqrt",
           "abs": "abs", "silu": "silu", "hardswish": "hardswish",
@@ -60,6 +59,14 @@ class ExportError(Exception):
 def _outputs_error(count):
     return ExportError(f"the model returns {count} tensors: export needs one "
                        "(the logits or the prediction the loss compares)")
+
+
+class _Mask:
+    """A dropout mask, bernoulli(keep) * scale, kept until a multiply folds
+    it into train.dropout of the other operand or something needs it."""
+
+    def __init__(self, shape, keep, scale):
+        self.shape, self.keep, self.scale = shape, keep, scale
 
 
 class _Transposed:
@@ -196,6 +203,11 @@ class Exporter:
         v = self.values[a]
         if isinstance(v, _Transposed):
             v = self.values[a] = self.m.transpose(v.value, v.perm)
+        if isinstance(v, _Mask):
+            ones = self.constant(torch.ones(v.shape, dtype=self.torch_dtype))
+            # train.dropout of ones is the mask over keep; times keep, the mask.
+            mask = self.m.scale(self.dropout(ones, 1.0 - v.keep), v.keep * v.scale)
+            v = self.values[a] = mask
         if isinstance(v, list):
             raise self.error("a list of tensors where one tensor is expected")
         return v
@@ -413,14 +425,29 @@ class Exporter:
     def op_rsub(self, node, a, b, alpha=1):
         return self.op_sub(node, b, a, alpha)
 
+    def mask(self, a):
+        v = self.values.get(a) if isinstance(a, torch.fx.Node) else None
+        return v if isinstance(v, _Mask) else None
+
     def op_mul(self, node, a, b):
         if isinstance(a, (int, float)):
             a, b = b, a
+        # x * (mask / keep) on x's shape is train.dropout of x.
+        for x, m in ((a, self.mask(b)), (b, self.mask(a))):
+            if m is not None and isinstance(x, torch.fx.Node) and \
+                    m.shape == _shape(node) and abs(m.scale * m.keep - 1) < 1e-12:
+                return self.dropout(self.value(x), 1.0 - m.keep)
+        if self.mask(a) is not None and isinstance(b, (int, float)):
+            m = self.mask(a)
+            return _Mask(m.shape, m.keep, m.scale * b)
         return self.binary("mul", a, b)
 
     def op_div(self, node, a, b, rounding_mode=None):
         if rounding_mode is not None:
             raise self.error(f"division with rounding_mode='{rounding_mode}'")
+        m = self.mask(a)
+        if m is not None and isinstance(b, (int, float)) and b:
+            return _Mask(m.shape, m.keep, m.scale / b)
         return self.binary("div", a, b)
 
     def op_t(self, node, x):
@@ -780,15 +807,22 @@ class Exporter:
         v = self.value(x)
         return self.dropout(v, p) if train and p else v
 
+    def op_dropout(self, node, x, p, train):
+        return self.op_native_dropout(node, x, p, train)
+
+    def op_feature_dropout(self, node, x, p, train):
+        if train and p:
+            raise self.error("dropout of whole channels")
+        return self.value(x)
+
     def op_bernoulli(self, node, t, p=0.5, generator=None):
-        """A {0, 1} mask with keep probability p: train.dropout of ones, times
-        p (ones kept are 1 / p)."""
+        """A {0, 1} mask with keep probability p (dropout and stochastic
+        depth draw it on a fresh tensor, scale it by 1 / p and multiply)."""
         if not isinstance(p, (int, float)):
             raise self.error("bernoulli with a tensor of probabilities")
-        ones = self.constant(torch.ones(_shape(node), dtype=self.torch_dtype))
         if p >= 1:
-            return ones
-        return self.m.scale(self.dropout(ones, 1.0 - p), p)
+            return self.constant(torch.ones(_shape(node), dtype=self.torch_dtype))
+        return _Mask(_shape(node), float(p), 1.0)
 
     def masked(self, v_node, mask):
         """v where mask, 0 elsewhere; mask is a boolean constant."""

@@ -93,7 +93,11 @@ class Model:
     def constant(self, array, dtype):
         """An arith.constant holding a numpy array's row-major data."""
         result = Value(self._fresh("cst"), list(array.shape), dtype)
-        data = array.astype(array.dtype.newbyteorder("<")).tobytes()
+        # One element's bytes is a splat.
+        flat = array.reshape(-1)
+        if flat.size > 1 and (flat == flat[0]).all():
+            flat = flat[:1]
+        data = flat.astype(flat.dtype.newbyteorder("<")).tobytes()
         self.body.append(f'  {result.name} = arith.constant '
                          f'dense<"0x{data.hex().upper()}"> : {result.type}')
         return result

@@ -148,3 +148,24 @@ class Pools(nn.Module):
 
 def PoolsModel():
     return Pools()
+
+
+def Dropout():
+    return nn.Sequential(nn.Linear(8, 16), nn.Dropout(0.25), nn.ReLU(), nn.Linear(16, 3))
+
+
+class DropPath(nn.Module):
+    """A residual branch dropped per sample, as torchvision's stochastic
+    depth (mode "row") does."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x):
+        keep = torch.empty([x.shape[0], 1]).bernoulli_(0.75).div_(0.75)
+        return x + self.fc(x) * keep
+
+
+def StochasticDepth():
+    return nn.Sequential(DropPath(), nn.Linear(8, 3))
