@@ -28,10 +28,14 @@ FACTORIES = {"new_zeros", "new_ones", "new_full", "new_empty", "zeros_like",
 RANDOM = {"bernoulli", "bernoulli_", "native_dropout", "rand", "rand_like",
           "randn", "randn_like", "uniform_", "normal_", "randint", "randperm"}
 
-_TORCH_DIRS = tuple(os.path.dirname(m.__file__) + os.sep for m in (torch,)) + (
-    os.path.join(os.path.dirname(os.path.dirname(torch.__file__)), "functorch")
-    + os.sep, os.path.dirname(os.path.abspath(__file__)) + os.sep,
-    os.path.dirname(contextlib.__file__) + os.sep)
+# Frames that are not the user's: PyTorch, functorch, the standard library
+# and the exporter itself (python/zoo.py, beside it, is a user's model).
+_PACKAGES = os.path.dirname(os.path.dirname(torch.__file__))
+_NOT_USER = (os.path.join(_PACKAGES, "torch") + os.sep,
+             os.path.join(_PACKAGES, "functorch") + os.sep,
+             os.path.dirname(contextlib.__file__) + os.sep)
+_EXPORTER = {os.path.join(os.path.dirname(os.path.abspath(__file__)), f)
+             for f in ("remat_capture.py", "remat_export.py")}
 
 
 class CaptureError(Exception):
@@ -42,7 +46,8 @@ def user_frame(frames):
     """The innermost frame that is not PyTorch's, the exporter's or the
     standard library's, as 'file:line', or ''."""
     for f in reversed(frames):
-        if not os.path.abspath(f.filename).startswith(_TORCH_DIRS):
+        path = os.path.abspath(f.filename)
+        if not path.startswith(_NOT_USER) and path not in _EXPORTER:
             return f"{f.filename}:{f.lineno}"
     return ""
 
