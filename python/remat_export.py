@@ -246,7 +246,7 @@ class Exporter:
         if base in _RESHAPES:
             return self.m.reshape(self.value(args[0]), _shape(node)) \
                 if _shape(node) != self.value(args[0]).shape else self.value(args[0])
-        if base in _IDENTITIES:
+        if base in _IDENTITIES:  # keeps a lazy transpose or mask lazy
             return self.values[args[0]] if args[0] in self.values else self.value(args[0])
         if base in _UNARY:
             return self.m.unary(_UNARY[base], self.value(args[0]))
@@ -408,13 +408,12 @@ class Exporter:
         return self.m.binary(op, self.operand(a), self.operand(b))
 
     def op_add(self, node, a, b, alpha=1):
-        if alpha != 1:
-            b = self.m.scale(self.operand(b), alpha) if isinstance(b, torch.fx.Node) \
-                else b * alpha
-            return self.m.add(self.operand(a), b if not isinstance(b, (int, float))
-                              else self.scalar(b))
-        if isinstance(b, (int, float)) and b == 0:
-            return self.value(a)
+        if isinstance(b, (int, float)):
+            b *= alpha
+            if b == 0:
+                return self.value(a)
+        elif alpha != 1:
+            return self.m.add(self.operand(a), self.m.scale(self.value(b), alpha))
         return self.binary("add", a, b)
 
     def op_sub(self, node, a, b, alpha=1):
@@ -885,9 +884,6 @@ class Exporter:
     def op_detach(self, node, x):
         raise self.error("a gradient stop (detach): the step would train "
                          "through it")
-
-    def op_native_dropout_backward(self, node, *args):
-        raise self.error("a backward op in the forward graph")
 
 
 def write_bin(tensor, path):

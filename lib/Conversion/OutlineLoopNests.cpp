@@ -57,8 +57,8 @@ struct OutlineLoopNestsPass
         // scf.execute_region gives the nest the single-block region that
         // outlineSingleBlockRegion takes.
         rewriter.setInsertionPoint(loop);
-        auto wrapper = scf::ExecuteRegionOp::create(rewriter, loop.getLoc(),
-                                                    TypeRange{});
+        auto wrapper =
+            scf::ExecuteRegionOp::create(rewriter, loop.getLoc(), TypeRange{});
         Block *body = rewriter.createBlock(&wrapper.getRegion());
         rewriter.setInsertionPointToEnd(body);
         scf::YieldOp::create(rewriter, loop.getLoc());

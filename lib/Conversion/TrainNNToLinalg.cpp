@@ -52,6 +52,12 @@ private:
     return ConstantOp::create(nb, loc, nb.getFloatAttr(floatType(), v));
   }
   Value fconst(double v) { return fconst(b, v); }
+  /// 1 / (1 + exp(-v)), as train.sigmoid, silu and mish compute it.
+  Value sigmoid(OpBuilder &nb, Location l, Value v) {
+    Value one = fconst(nb, 1.0);
+    Value e = math::ExpOp::create(nb, l, NegFOp::create(nb, l, v));
+    return DivFOp::create(nb, l, one, AddFOp::create(nb, l, one, e));
+  }
   Value iconst(OpBuilder &nb, int64_t v) {
     return ConstantIndexOp::create(nb, loc, v);
   }
@@ -347,9 +353,12 @@ Value NNLowering::unaryFn(OpBuilder &nb, Location l, UnaryKind kind,
   auto gt = [&](Value p, Value q) {
     return CmpFOp::create(nb, l, CmpFPredicate::OGT, p, q);
   };
-  auto sigmoid = [&](Value v) {
-    Value e = math::ExpOp::create(nb, l, NegFOp::create(nb, l, v));
-    return DivFOp::create(nb, l, one, add(one, e)).getResult();
+  // min(max(x + 3, 0), 6): hardswish's and hardsigmoid's ramp.
+  auto ramp = [&]() {
+    return MinimumFOp::create(
+               nb, l, MaximumFOp::create(nb, l, add(x, fconst(nb, 3.0)), zero),
+               fconst(nb, 6.0))
+        .getResult();
   };
   auto softplus = [&](Value v) {
     return math::Log1pOp::create(nb, l, math::ExpOp::create(nb, l, v))
@@ -375,26 +384,17 @@ Value NNLowering::unaryFn(OpBuilder &nb, Location l, UnaryKind kind,
   case UnaryKind::pow:
     return math::PowFOp::create(nb, l, x, fconst(nb, *alpha));
   case UnaryKind::silu:
-    return mul(x, sigmoid(x));
-  case UnaryKind::hardswish: {
-    Value r = MinimumFOp::create(
-        nb, l, MaximumFOp::create(nb, l, add(x, fconst(nb, 3.0)), zero),
-        fconst(nb, 6.0));
-    return DivFOp::create(nb, l, mul(x, r), fconst(nb, 6.0));
-  }
-  case UnaryKind::hardsigmoid: {
-    Value r = MinimumFOp::create(
-        nb, l, MaximumFOp::create(nb, l, add(x, fconst(nb, 3.0)), zero),
-        fconst(nb, 6.0));
-    return DivFOp::create(nb, l, r, fconst(nb, 6.0));
-  }
+    return mul(x, sigmoid(nb, l, x));
+  case UnaryKind::hardswish:
+    return DivFOp::create(nb, l, mul(x, ramp()), fconst(nb, 6.0));
+  case UnaryKind::hardsigmoid:
+    return DivFOp::create(nb, l, ramp(), fconst(nb, 6.0));
   case UnaryKind::mish:
     return mul(x, math::TanhOp::create(nb, l, softplus(x)));
   case UnaryKind::softplus:
     return SelectOp::create(nb, l, gt(x, fconst(nb, 20.0)), x, softplus(x));
   case UnaryKind::leaky_relu:
-    return SelectOp::create(nb, l, gt(x, zero), x,
-                            mul(x, fconst(nb, *alpha)));
+    return SelectOp::create(nb, l, gt(x, zero), x, mul(x, fconst(nb, *alpha)));
   case UnaryKind::elu:
     return SelectOp::create(
         nb, l, gt(x, zero), x,
@@ -411,11 +411,6 @@ Value NNLowering::unaryDerivative(OpBuilder &nb, Location l, UnaryKind kind,
   auto cmp = [&](CmpFPredicate pred, Value p, double q) {
     return CmpFOp::create(nb, l, pred, p, fconst(nb, q));
   };
-  auto sigmoid = [&](Value v) {
-    Value e = math::ExpOp::create(nb, l, NegFOp::create(nb, l, v));
-    return DivFOp::create(nb, l, one, AddFOp::create(nb, l, one, e))
-        .getResult();
-  };
   switch (kind) {
   case UnaryKind::exp:
     return math::ExpOp::create(nb, l, x);
@@ -429,10 +424,10 @@ Value NNLowering::unaryDerivative(OpBuilder &nb, Location l, UnaryKind kind,
     return mul(fconst(nb, -0.5), mul(r, mul(r, r)));
   }
   case UnaryKind::abs:
-    return SelectOp::create(
-        nb, l, cmp(CmpFPredicate::OGT, x, 0.0), one,
-        SelectOp::create(nb, l, cmp(CmpFPredicate::OLT, x, 0.0),
-                         fconst(nb, -1.0), zero));
+    return SelectOp::create(nb, l, cmp(CmpFPredicate::OGT, x, 0.0), one,
+                            SelectOp::create(nb, l,
+                                             cmp(CmpFPredicate::OLT, x, 0.0),
+                                             fconst(nb, -1.0), zero));
   case UnaryKind::sin:
     return math::CosOp::create(nb, l, x);
   case UnaryKind::cos:
@@ -446,15 +441,15 @@ Value NNLowering::unaryDerivative(OpBuilder &nb, Location l, UnaryKind kind,
     return mul(fconst(nb, *alpha),
                math::PowFOp::create(nb, l, x, fconst(nb, *alpha - 1.0)));
   case UnaryKind::silu: {
-    Value s = sigmoid(x);
-    return mul(s, AddFOp::create(nb, l, one,
-                                 mul(x, SubFOp::create(nb, l, one, s))));
+    Value s = sigmoid(nb, l, x);
+    return mul(
+        s, AddFOp::create(nb, l, one, mul(x, SubFOp::create(nb, l, one, s))));
   }
   case UnaryKind::hardswish: {
     Value mid = AddFOp::create(nb, l, DivFOp::create(nb, l, x, fconst(nb, 3.0)),
                                fconst(nb, 0.5));
-    Value upper = SelectOp::create(nb, l, cmp(CmpFPredicate::OLE, x, 3.0),
-                                   mid, one);
+    Value upper =
+        SelectOp::create(nb, l, cmp(CmpFPredicate::OLE, x, 3.0), mid, one);
     return SelectOp::create(nb, l, cmp(CmpFPredicate::OLT, x, -3.0), zero,
                             upper);
   }
@@ -469,7 +464,8 @@ Value NNLowering::unaryDerivative(OpBuilder &nb, Location l, UnaryKind kind,
   case UnaryKind::mish: {
     Value sp = math::Log1pOp::create(nb, l, math::ExpOp::create(nb, l, x));
     Value t = math::TanhOp::create(nb, l, sp);
-    Value dt = mul(mul(x, sigmoid(x)), SubFOp::create(nb, l, one, mul(t, t)));
+    Value dt =
+        mul(mul(x, sigmoid(nb, l, x)), SubFOp::create(nb, l, one, mul(t, t)));
     return AddFOp::create(nb, l, t, dt);
   }
   case UnaryKind::softplus: {
@@ -519,10 +515,8 @@ Value NNLowering::lowerUnary() {
       Value sq = MulFOp::create(nb, l, a[1], a[1]);
       return MulFOp::create(nb, l, a[0], SubFOp::create(nb, l, one, sq));
     }
-    if (isa<SigmoidOp>(op)) {
-      Value e = math::ExpOp::create(nb, l, NegFOp::create(nb, l, a[0]));
-      return DivFOp::create(nb, l, one, AddFOp::create(nb, l, one, e));
-    }
+    if (isa<SigmoidOp>(op))
+      return sigmoid(nb, l, a[0]);
     if (isa<SigmoidGradOp>(op)) {
       Value d = MulFOp::create(nb, l, a[1], SubFOp::create(nb, l, one, a[1]));
       return MulFOp::create(nb, l, a[0], d);

@@ -12,9 +12,9 @@
 #include "remat/Remat/GraphIO.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/AsmState.h"
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -436,9 +436,9 @@ static LogicalResult writeManifest(const StepInfo &info, StringRef soPath) {
   });
 }
 
-/// The roles and names are in the manifest now; LLVM IR has no place for
-/// them (translation would warn about each).
-static void stripTrainAttributes(ModuleOp module) {
+/// The roles and names are in the manifest; LLVM IR has no place for them
+/// (translation would warn about each). Outlined loop nests become noinline.
+static void prepareForTranslation(ModuleOp module) {
   auto keep = [](ArrayRef<NamedAttribute> attrs) {
     SmallVector<NamedAttribute> kept;
     for (NamedAttribute a : attrs)
@@ -704,7 +704,7 @@ static LogicalResult compile(MLIRContext &context, llvm::SourceMgr &sourceMgr) {
   }
   if (emit == Emit::LLVMDialect)
     return printModule(*module);
-  stripTrainAttributes(*module);
+  prepareForTranslation(*module);
 
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =

@@ -155,8 +155,9 @@ def RematOutlineLoopNests : Pass<"remat-outline-loop-nests", "ModuleOp"> {
     (`<function>_nest<N>`, marked `remat.outlined`) called in its place,
     and calls one function for all nests that are the same ops on the same
     types (repeated blocks on the same shapes), so each distinct nest is
-    compiled once. Index constants are cloned into the new function; every
-    other value from outside becomes an argument.
+    compiled once. Scalar constants are cloned into the new function (so
+    LLVM folds them); every other value from outside becomes an argument.
+    `remat-compile` makes the outlined functions `noinline`.
   }];
   let dependentDialects = ["::mlir::func::FuncDialect",
                            "::mlir::scf::SCFDialect"];

@@ -20,9 +20,9 @@
 using namespace mlir;
 using namespace mlir::remat::train;
 
+#include "remat/Dialect/Train/IR/TrainEnums.cpp.inc"
 #include "remat/Dialect/Train/IR/TrainInterfaces.cpp.inc"
 #include "remat/Dialect/Train/IR/TrainOpsDialect.cpp.inc"
-#include "remat/Dialect/Train/IR/TrainEnums.cpp.inc"
 #define GET_ATTRDEF_CLASSES
 #include "remat/Dialect/Train/IR/TrainAttrs.cpp.inc"
 

@@ -10,8 +10,8 @@
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
-#include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/Dialect.h"
+#include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -23,9 +23,9 @@ namespace mlir::remat::train {
 int64_t getTensorBytes(Type type);
 } // namespace mlir::remat::train
 
+#include "remat/Dialect/Train/IR/TrainEnums.h.inc"
 #include "remat/Dialect/Train/IR/TrainInterfaces.h.inc"
 #include "remat/Dialect/Train/IR/TrainOpsDialect.h.inc"
-#include "remat/Dialect/Train/IR/TrainEnums.h.inc"
 #define GET_ATTRDEF_CLASSES
 #include "remat/Dialect/Train/IR/TrainAttrs.h.inc"
 
