@@ -9,48 +9,68 @@
 
 #include "remat/Pipelines/Pipelines.h"
 
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/LLVMIR/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassOptions.h"
 #include "mlir/Pass/PassRegistry.h"
-#include "llvm/Support/FormatVariadic.h"
+#include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
 
 LogicalResult mlir::remat::buildTrainToLinalgStage(OpPassManager &pm) {
-  return parsePassPipeline("convert-train-to-linalg", pm);
+  pm.addPass(createConvertTrainToLinalg());
+  return success();
 }
 
 LogicalResult mlir::remat::buildBufferizationStage(OpPassManager &pm) {
-  const char *stage =
-      // Identity layouts keep the step's ABI simple for the driver. No
-      // alignment request: the runtime aligns every buffer itself, so the
-      // bytes requested are exactly the tensor sizes the simulator counts.
-      "one-shot-bufferize{bufferize-function-boundaries "
-      "function-boundary-type-conversion=identity-layout-map "
-      "buffer-alignment=0},"
-      // Updated parameters live in the argument buffers; the step does not
-      // return them.
-      "remat-drop-donated-results,"
-      // Ownership-based deallocation frees at the end of the block; moving
-      // each free to right after the last use restores remat's liveness.
-      "buffer-deallocation-pipeline,"
-      "func.func(optimize-allocation-liveness),"
-      "convert-bufferization-to-memref";
-  return parsePassPipeline(stage, pm);
+  // Identity layouts keep the step's ABI simple for the driver. No alignment
+  // request: the runtime aligns every buffer itself, so the bytes requested
+  // are exactly the tensor sizes the simulator counts.
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  bufferize.bufferAlignment = 0;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  // Updated parameters live in the argument buffers; the step does not
+  // return them.
+  pm.addPass(createRematDropDonatedResults());
+  // Ownership-based deallocation frees at the end of the block; moving each
+  // free to right after the last use restores remat's liveness.
+  bufferization::buildBufferDeallocationPipeline(pm);
+  pm.addNestedPass<func::FuncOp>(
+      bufferization::createOptimizeAllocationLivenessPass());
+  pm.addPass(createConvertBufferizationToMemRefPass());
+  return success();
 }
 
 LogicalResult mlir::remat::buildCPUToLLVMStage(OpPassManager &pm,
                                                bool convKernels) {
-  std::string stage =
-      std::string("func.func(remat-matmul-to-runtime,") +
-      (convKernels ? "remat-conv-to-runtime," : "") +
-      "convert-linalg-to-loops),remat-outline-loop-nests,"
-      "convert-scf-to-cf,expand-strided-metadata,lower-affine,"
-      // Generic allocation functions are the runtime's counting allocator.
-      "finalize-memref-to-llvm{use-generic-functions=true},"
-      // libm has no f16/bf16 functions: those compute in f32.
-      "func.func(math-extend-to-supported-types),"
-      "convert-math-to-libm,convert-to-llvm,reconcile-unrealized-casts";
-  return parsePassPipeline(stage, pm);
+  OpPassManager &func = pm.nest<func::FuncOp>();
+  func.addPass(createRematMatmulToRuntime());
+  if (convKernels)
+    func.addPass(createRematConvToRuntime());
+  func.addPass(createConvertLinalgToLoopsPass());
+  pm.addPass(createRematOutlineLoopNests());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  // Generic allocation functions are the runtime's counting allocator.
+  FinalizeMemRefToLLVMConversionPassOptions memrefToLLVM;
+  memrefToLLVM.useGenericFunctions = true;
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefToLLVM));
+  // libm has no f16/bf16 functions: those compute in f32.
+  pm.addNestedPass<func::FuncOp>(math::createMathExtendToSupportedTypes());
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createConvertToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  return success();
 }
 
 LogicalResult mlir::remat::buildCPUPipeline(OpPassManager &pm) {
@@ -84,15 +104,13 @@ LogicalResult mlir::remat::buildGPUMappingStage(OpPassManager &pm,
   // One kernel per loop nest, in one device module; every launch, allocation
   // and free async on one stream per step (gpu-async-region), so kernels
   // queue back to back and memory is stream-ordered in the schedule's order.
-  std::string stage = llvm::formatv(
-      "func.func(remat-map-to-gpu{{block-size={0} tile-contractions={1} "
-      "block-reductions={2} register-tile={3}})",
-      options.blockSize, options.tileContractions, options.blockReductions,
-      options.registerTile);
-  if (outline)
-    stage += ",gpu-kernel-outlining,remat-merge-gpu-modules,"
-             "func.func(gpu-async-region)";
-  return parsePassPipeline(stage, pm);
+  pm.addNestedPass<func::FuncOp>(createRematMapToGPU(options.mapping));
+  if (outline) {
+    pm.addPass(createGpuKernelOutliningPass());
+    pm.addPass(createRematMergeGPUModules());
+    pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
+  }
+  return success();
 }
 
 LogicalResult mlir::remat::buildCUDAToNVVMStage(OpPassManager &pm,
@@ -101,28 +119,42 @@ LogicalResult mlir::remat::buildCUDAToNVVMStage(OpPassManager &pm,
   if (features.empty())
     return failure();
   // Upstream's gpu-lower-to-nvvm-pipeline after its outlining.
-  std::string stage = llvm::formatv(
-      "convert-scf-to-cf,convert-nvvm-to-llvm,convert-func-to-llvm,"
-      "expand-strided-metadata,"
-      "nvvm-attach-target{{chip={0} features={1} O={2}},"
-      "lower-affine,convert-arith-to-llvm,convert-index-to-llvm,"
-      "canonicalize,cse,"
-      "gpu.module(strip-debuginfo,convert-gpu-to-nvvm,"
-      "llvm-optimize-for-nvvm-target,canonicalize,cse,"
-      "reconcile-unrealized-casts)",
-      options.chip, features, options.optLevel);
-  return parsePassPipeline(stage, pm);
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createConvertNVVMToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  GpuNVVMAttachTargetOptions attach;
+  attach.chip = options.chip;
+  attach.features = features.str();
+  attach.optLevel = options.optLevel;
+  pm.addPass(createGpuNVVMAttachTarget(attach));
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
+  kernels.addPass(createStripDebugInfoPass());
+  kernels.addPass(createConvertGpuOpsToNVVMOps());
+  kernels.addPass(LLVM::createNVVMOptimizeForTargetPass());
+  kernels.addPass(createCanonicalizerPass());
+  kernels.addPass(createCSEPass());
+  kernels.addPass(createReconcileUnrealizedCastsPass());
+  return success();
 }
 
 LogicalResult mlir::remat::buildCUDABinaryStage(OpPassManager &pm,
                                                 const CUDAOptions &options) {
-  std::string toolkit =
-      options.toolkit.empty() ? "" : " toolkit=" + options.toolkit;
-  std::string stage = llvm::formatv(
-      "gpu-to-llvm,gpu-module-to-binary{{format={0}{1}},"
-      "convert-math-to-llvm,canonicalize,cse,reconcile-unrealized-casts",
-      options.format, toolkit);
-  return parsePassPipeline(stage, pm);
+  pm.addPass(createGpuToLLVMConversionPass());
+  GpuModuleToBinaryPassOptions binary;
+  binary.compilationTarget = options.format;
+  binary.toolkitPath = options.toolkit;
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  return success();
 }
 
 LogicalResult mlir::remat::buildCUDAPipeline(OpPassManager &pm,
@@ -153,6 +185,19 @@ struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
       llvm::cl::desc("A block of threads per output for reductions with few "
                      "outputs"),
       llvm::cl::init(true)};
+  Option<int64_t> registerTile{
+      *this, "register-tile",
+      llvm::cl::desc("The largest register tile per thread (4 or 8)"),
+      llvm::cl::init(4)};
+
+  mlir::remat::CUDAOptions get() const {
+    mlir::remat::CUDAOptions options;
+    options.chip = chip;
+    options.format = format;
+    options.mapping = {blockSize, tileContractions, blockReductions,
+                       registerTile};
+    return options;
+  }
 };
 } // namespace
 
@@ -174,12 +219,6 @@ void mlir::remat::registerPipelines() {
       "remat-cuda-pipeline",
       "Lowers linalg on tensors to the LLVM dialect with CUDA kernels",
       [](OpPassManager &pm, const CUDAPipelineOptions &o) {
-        CUDAOptions options;
-        options.chip = o.chip;
-        options.format = o.format;
-        options.blockSize = o.blockSize;
-        options.tileContractions = o.tileContractions;
-        options.blockReductions = o.blockReductions;
-        (void)buildCUDAPipeline(pm, options);
+        (void)buildCUDAPipeline(pm, o.get());
       });
 }

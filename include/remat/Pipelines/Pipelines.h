@@ -8,6 +8,8 @@
 #ifndef REMAT_PIPELINES_PIPELINES_H
 #define REMAT_PIPELINES_PIPELINES_H
 
+#include "remat/Conversion/Passes.h"
+
 #include "mlir/Pass/PassManager.h"
 
 namespace mlir::remat {
@@ -28,13 +30,8 @@ struct CUDAOptions {
   std::string chip = "sm_90";
   /// gpu-module-to-binary's format: isa (PTX), bin (cubin) or fatbin.
   std::string format = "fatbin";
-  int64_t blockSize = 256;
-  /// Shared-memory tiled kernels for matmul-like contractions.
-  bool tileContractions = true;
-  /// A block of threads per output for reductions with few outputs.
-  bool blockReductions = true;
-  /// The largest register tile per thread of tiled contractions (4 or 8).
-  int64_t registerTile = 4;
+  /// The kernel shapes remat-map-to-gpu chooses.
+  RematMapToGPUOptions mapping;
   /// Optimization level of the device code (NVPTX backend and ptxas).
   unsigned optLevel = 3;
   /// The CUDA toolkit for ptxas; empty: upstream's search.

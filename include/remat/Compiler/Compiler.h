@@ -1,0 +1,97 @@
+//===- Compiler.h - Forward model to compiled training step -----*- C++ -*-===//
+//
+// The compiler as a library: options in one struct, and compileStep, which
+// builds the step (train-autodiff), fits it under the memory limit
+// (train-remat), lowers it for the target and generates code, stopping at
+// any stage. remat-compile is a command line over this.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef REMAT_COMPILER_COMPILER_H
+#define REMAT_COMPILER_COMPILER_H
+
+#include "remat/Dialect/Train/Transforms/Passes.h"
+#include "remat/Manifest.h"
+#include "remat/Pipelines/Pipelines.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/Timing.h"
+
+#include <optional>
+
+namespace mlir::remat {
+
+/// Where compilation stops, in pipeline order.
+enum class CompileStage {
+  Step,        // train dialect after autodiff and remat
+  Graph,       // the remat graph of the step, as remat-solve's JSON
+  Linalg,      // linalg on tensors
+  GPU,         // CUDA: kernels outlined into the GPU dialect
+  NVVM,        // CUDA: kernels in NVVM
+  PTX,         // CUDA: the kernels' PTX
+  Cubin,       // CUDA: the kernels' cubin
+  LLVMDialect, // the LLVM dialect
+  LLVMIR,      // LLVM IR, optimized
+  Object,      // an object file
+  Shared,      // the object again, which the caller links into a shared
+               // object beside the manifest (linkSharedObject)
+};
+
+/// Each stage's name on the command line (--emit) and what it holds.
+struct CompileStageInfo {
+  CompileStage stage;
+  StringRef name, description;
+};
+ArrayRef<CompileStageInfo> compileStages();
+
+/// Every choice a compilation makes. The pass options are the passes' own
+/// generated structs, so a value reaches its pass unconverted.
+struct CompileOptions {
+  /// "cpu" or "cuda".
+  std::string target = "cpu";
+  train::TrainAutodiffOptions autodiff;
+  /// Absent: no rematerialization (the step as autodiff built it).
+  std::optional<train::TrainRematOptions> remat;
+  /// The chip, device code and kernel choices (CUDA, and the GPU mapping
+  /// the CPU target can test).
+  CUDAOptions gpu;
+  /// The CUDA toolkit: empty searches $CUDA_ROOT, $CUDA_HOME, $CUDA_PATH,
+  /// /usr/local/cuda and $PATH.
+  std::string cudaPath;
+  /// CPU: convolutions through the runtime's kernels (else loop nests).
+  bool cpuConvKernels = true;
+  /// CPU: map to GPU kernels, then run their threads as host loops.
+  bool testGPUMapping = false;
+  /// LLVM optimization level of the host code, 0 to 3.
+  unsigned optLevel = 3;
+  CompileStage stopAfter = CompileStage::Shared;
+};
+
+/// Checks option combinations before any work; the message names the
+/// offending option.
+LogicalResult verifyCompileOptions(const CompileOptions &options,
+                                   std::string &error);
+
+/// What compileStep produced.
+struct CompiledStep {
+  /// The manifest's description of the step (library name left empty).
+  ::remat::Manifest manifest;
+  /// The output of a stage past the MLIR module: the graph's JSON, device
+  /// code, LLVM IR text or an object file. Empty when the stage is IR held
+  /// in the module itself.
+  std::string bytes;
+};
+
+/// Compiles the forward model in `module` (one function with `train.role`
+/// arguments) up to `options.stopAfter`, rewriting `module` in place.
+/// `configure` is applied to every pass manager (IR printing, crash
+/// reproducers); `timing`, when given, times each stage including LLVM's
+/// code generation.
+FailureOr<CompiledStep>
+compileStep(ModuleOp module, const CompileOptions &options,
+            function_ref<LogicalResult(PassManager &)> configure = {},
+            TimingScope *timing = nullptr);
+
+} // namespace mlir::remat
+
+#endif // REMAT_COMPILER_COMPILER_H

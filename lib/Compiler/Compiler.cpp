@@ -1,0 +1,334 @@
+//===- Compiler.cpp - Forward model to compiled training step -------------===//
+//
+// The stages in order, each a pass manager built from the registered stage
+// functions, with the step's description taken between remat and lowering
+// (the lowered step no longer has roles or a memory model).
+//
+//===----------------------------------------------------------------------===//
+
+#include "remat/Compiler/Compiler.h"
+
+#include "Internal.h"
+#include "remat/Analysis/MemoryModel.h"
+#include "remat/Dialect/Train/IR/TrainDialect.h"
+#include "remat/Remat/GraphIO.h"
+#include "remat/Target/Target.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Export.h"
+
+#include "llvm/IR/Module.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+
+using namespace mlir;
+using namespace mlir::remat;
+
+ArrayRef<CompileStageInfo> mlir::remat::compileStages() {
+  static const CompileStageInfo stages[] = {
+      {CompileStage::Step, "step", "the train step after autodiff/remat"},
+      {CompileStage::Graph, "graph",
+       "the remat graph of the step, as JSON for remat-solve"},
+      {CompileStage::Linalg, "linalg", "linalg on tensors"},
+      {CompileStage::GPU, "gpu",
+       "CUDA: the GPU dialect, kernels outlined, launches async"},
+      {CompileStage::NVVM, "nvvm", "CUDA: kernels in the NVVM dialect"},
+      {CompileStage::PTX, "ptx", "CUDA: the kernels' PTX"},
+      {CompileStage::Cubin, "cubin", "CUDA: the kernels' cubin (ptxas)"},
+      {CompileStage::LLVMDialect, "llvm-mlir", "the LLVM dialect"},
+      {CompileStage::LLVMIR, "llvm", "LLVM IR after optimization"},
+      {CompileStage::Object, "obj", "an object file"},
+      {CompileStage::Shared, "so", "a shared object and its manifest"},
+  };
+  return stages;
+}
+
+LogicalResult mlir::remat::verifyCompileOptions(const CompileOptions &o,
+                                                std::string &error) {
+  auto fail = [&](const Twine &message) {
+    error = message.str();
+    return failure();
+  };
+  if (o.target != "cpu" && o.target != "cuda")
+    return fail("unknown target '" + o.target + "'; expected: cpu, cuda");
+  int64_t tile = o.gpu.mapping.registerTile;
+  if (tile != 4 && tile != 8)
+    return fail("--gpu-register-tile must be 4 or 8, not " + Twine(tile));
+  if (o.optLevel > 3)
+    return fail("-O" + Twine(o.optLevel) + " is not a level; use -O0 to -O3");
+  bool deviceStage =
+      o.stopAfter == CompileStage::GPU || o.stopAfter == CompileStage::NVVM ||
+      o.stopAfter == CompileStage::PTX || o.stopAfter == CompileStage::Cubin;
+  if (o.target == "cpu") {
+    if (deviceStage)
+      return fail("--emit=gpu, nvvm, ptx and cubin are for --target=cuda");
+    return success();
+  }
+  if (o.testGPUMapping)
+    return fail("--test-gpu-mapping is for --target=cpu");
+  auto chips = cudaChips();
+  if (llvm::none_of(chips, [&](auto c) { return c.first == o.gpu.chip; })) {
+    std::string known;
+    for (auto c : chips)
+      known += " " + c.first.str();
+    return fail("unknown chip '" + o.gpu.chip + "'; expected one of:" + known);
+  }
+  return success();
+}
+
+namespace {
+/// Runs stages on one module, each in its own pass manager under its own
+/// timing scope.
+class StageRunner {
+public:
+  StageRunner(ModuleOp module,
+              function_ref<LogicalResult(PassManager &)> configure,
+              TimingScope *timing)
+      : module(module), configure(configure), timing(timing) {}
+
+  LogicalResult run(StringRef name,
+                    function_ref<LogicalResult(OpPassManager &)> build) {
+    PassManager pm(module->getName());
+    if (configure && failed(configure(pm)))
+      return failure();
+    TimingScope scope = timing ? timing->nest(name) : TimingScope();
+    if (timing)
+      pm.enableTiming(scope);
+    if (failed(build(pm)))
+      return module.emitError("internal error: cannot build the ")
+             << name << " stage";
+    return pm.run(module);
+  }
+
+  /// A scope for work outside the pass managers.
+  TimingScope time(StringRef name) {
+    return timing ? timing->nest(name) : TimingScope();
+  }
+
+private:
+  ModuleOp module;
+  function_ref<LogicalResult(PassManager &)> configure;
+  TimingScope *timing;
+};
+} // namespace
+
+/// The roles and names are in the manifest; LLVM IR has no place for them
+/// (translation would warn about each). Outlined loop nests become noinline.
+static void prepareForTranslation(ModuleOp module) {
+  auto keep = [](ArrayRef<NamedAttribute> attrs) {
+    SmallVector<NamedAttribute> kept;
+    for (NamedAttribute a : attrs)
+      if (!a.getName().getValue().starts_with("train."))
+        kept.push_back(a);
+    return kept;
+  };
+  module.walk([&](FunctionOpInterface func) {
+    for (unsigned i = 0; i < func.getNumArguments(); ++i)
+      func.setArgAttrs(i, keep(func.getArgAttrs(i)));
+    for (unsigned i = 0; i < func.getNumResults(); ++i)
+      func.setResultAttrs(i, keep(func.getResultAttrs(i)));
+    func->removeAttr(train::TrainDialect::kStepAttr);
+  });
+  // remat-outline-loop-nests's functions stay out of line, so that LLVM
+  // optimizes each distinct nest once (func-to-llvm drops `no_inline`).
+  module.walk([](LLVM::LLVMFuncOp func) {
+    if (func->removeAttr("remat.outlined"))
+      func.setNoInline(true);
+  });
+}
+
+/// The bytes of the step's one device binary (PTX text or cubin).
+static FailureOr<std::string> deviceCode(ModuleOp module) {
+  SmallVector<gpu::BinaryOp> binaries(module.getOps<gpu::BinaryOp>());
+  if (binaries.size() != 1 || binaries.front().getObjects().size() != 1)
+    return module.emitError("internal error: expected one device binary, "
+                            "found ")
+           << binaries.size();
+  auto object = cast<gpu::ObjectAttr>(binaries.front().getObjects()[0]);
+  return object.getObject().getValue().str();
+}
+
+/// Bufferized linalg to the LLVM dialect with embedded device code, or to
+/// an earlier CUDA stage.
+static LogicalResult lowerForCUDA(StageRunner &stages, ModuleOp module,
+                                  const CompileOptions &o, CompiledStep &step) {
+  CUDAOptions gpu = o.gpu;
+  CompileStage stop = o.stopAfter;
+  gpu.format = stop == CompileStage::PTX     ? "isa"
+               : stop == CompileStage::Cubin ? "bin"
+                                             : "fatbin";
+  if (stop != CompileStage::GPU && stop != CompileStage::NVVM &&
+      stop != CompileStage::PTX) {
+    SmallVector<StringRef> tools = {"ptxas"};
+    if (gpu.format == "fatbin")
+      tools.push_back("fatbinary");
+    std::string error;
+    FailureOr<std::string> toolkit = findCUDAToolkit(o.cudaPath, tools, error);
+    if (failed(toolkit))
+      return module.emitError(error);
+    gpu.toolkit = *toolkit;
+  }
+  if (failed(stages.run("bufferize and map to GPU", [&](OpPassManager &pm) {
+        return success(succeeded(buildBufferizationStage(pm)) &&
+                       succeeded(buildGPUMappingStage(pm, gpu)));
+      })))
+    return failure();
+  for (auto m : module.getOps<gpu::GPUModuleOp>())
+    step.manifest.kernels += llvm::range_size(m.getOps<gpu::GPUFuncOp>());
+  if (stop == CompileStage::GPU)
+    return success();
+  if (failed(stages.run("kernels to NVVM", [&](OpPassManager &pm) {
+        return buildCUDAToNVVMStage(pm, gpu);
+      })))
+    return failure();
+  if (stop == CompileStage::NVVM)
+    return success();
+  if (failed(stages.run("device binary", [&](OpPassManager &pm) {
+        return buildCUDABinaryStage(pm, gpu);
+      })))
+    return failure();
+  step.manifest.deviceCode = gpu.format;
+  if (stop == CompileStage::PTX || stop == CompileStage::Cubin) {
+    FailureOr<std::string> code = deviceCode(module);
+    if (failed(code))
+      return failure();
+    step.bytes = std::move(*code);
+  }
+  return success();
+}
+
+static LogicalResult lowerForCPU(StageRunner &stages, const CompileOptions &o) {
+  return stages.run("bufferize and lower to LLVM", [&](OpPassManager &pm) {
+    if (failed(buildBufferizationStage(pm)))
+      return failure();
+    if (o.testGPUMapping) {
+      // The GPU mapping's loops are what --test-gpu-mapping checks.
+      if (failed(buildGPUMappingStage(pm, o.gpu, /*outline=*/false)))
+        return failure();
+      pm.addNestedPass<func::FuncOp>(createRematTestGPUToLoops());
+    }
+    return buildCPUToLLVMStage(pm, o.cpuConvKernels && !o.testGPUMapping);
+  });
+}
+
+/// The LLVM dialect to optimized LLVM IR or an object file, with the entry
+/// points the driver calls.
+static LogicalResult generateHostCode(StageRunner &stages, ModuleOp module,
+                                      const CompileOptions &o,
+                                      CompiledStep &step) {
+  prepareForTranslation(module);
+  std::string error;
+  auto fail = [&]() { return module.emitError(error); };
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule;
+  {
+    TimingScope scope = stages.time("translate to LLVM IR");
+    llvmModule =
+        translateModuleToLLVMIR(module, llvmContext, step.manifest.function);
+  }
+  if (!llvmModule)
+    return module.emitError("translation to LLVM IR failed");
+  std::unique_ptr<llvm::TargetMachine> machine = createHostTargetMachine(error);
+  if (!machine)
+    return fail();
+  llvmModule->setDataLayout(machine->createDataLayout());
+  llvmModule->setTargetTriple(machine->getTargetTriple());
+  if (failed(addEntryPoints(*llvmModule, step.manifest.function,
+                            step.manifest.signature, o.target, error)))
+    return fail();
+  {
+    TimingScope scope = stages.time("LLVM optimization");
+    if (failed(optimizeModule(*llvmModule, *machine, o.optLevel, error)))
+      return fail();
+  }
+  if (o.stopAfter == CompileStage::LLVMIR) {
+    llvm::raw_string_ostream os(step.bytes);
+    llvmModule->print(os, nullptr);
+    return success();
+  }
+  TimingScope scope = stages.time("LLVM code generation");
+  if (failed(emitObject(*llvmModule, *machine, step.bytes, error)))
+    return fail();
+  return success();
+}
+
+FailureOr<CompiledStep>
+mlir::remat::compileStep(ModuleOp module, const CompileOptions &o,
+                         function_ref<LogicalResult(PassManager &)> configure,
+                         TimingScope *timing) {
+  std::string error;
+  if (failed(verifyCompileOptions(o, error)))
+    return module.emitError(error);
+  FailureOr<func::FuncOp> model = detail::findModel(module);
+  if (failed(model))
+    return failure();
+  StageRunner stages(module, configure, timing);
+  CompiledStep step;
+  ::remat::Manifest &m = step.manifest;
+  m.target = o.target;
+  if (failed(stages.run("autodiff", [&](OpPassManager &pm) {
+        pm.addNestedPass<func::FuncOp>(train::createTrainAutodiff(o.autodiff));
+        return success();
+      })))
+    return failure();
+  FailureOr<MemoryReport> before = analyzeMemory(*model);
+  if (failed(before))
+    return failure();
+  m.baselineCost = before->cost;
+  m.solver = "none";
+  if (o.remat) {
+    if (failed(stages.run("remat", [&](OpPassManager &pm) {
+          pm.addNestedPass<func::FuncOp>(train::createTrainRemat(*o.remat));
+          return success();
+        })))
+      return failure();
+    FailureOr<int64_t> limit =
+        parseMemoryLimit(o.remat->memoryLimit, before->peakBytes, error);
+    if (failed(limit))
+      return module.emitError(error);
+    m.memoryLimit = *limit;
+    m.solver = o.remat->solver;
+    m.searchSeconds = o.remat->searchSeconds;
+  }
+  FailureOr<MemoryReport> after = analyzeMemory(*model);
+  if (failed(after) || failed(detail::describeStep(*model, m)))
+    return failure();
+  m.predictedPeak = after->peakBytes;
+  m.predictedCost = after->cost;
+  m.fixedBytes = after->fixedBytes;
+  m.paramBytes = after->paramBytes;
+  m.dataBytes = after->dataBytes;
+  if (o.target == "cuda")
+    m.chip = o.gpu.chip;
+  if (o.stopAfter == CompileStage::Step)
+    return step;
+  if (o.stopAfter == CompileStage::Graph) {
+    FailureOr<StepGraph> graph = buildStepGraph(*model);
+    if (failed(graph))
+      return failure();
+    step.bytes = ::remat::writeGraph(graph->graph, m.function) + "\n";
+    return step;
+  }
+
+  if (failed(stages.run("train to linalg", buildTrainToLinalgStage)))
+    return failure();
+  if (o.stopAfter == CompileStage::Linalg)
+    return step;
+  (*model)->setAttr("llvm.emit_c_interface",
+                    UnitAttr::get(module.getContext()));
+  if (o.target == "cuda") {
+    if (failed(lowerForCUDA(stages, module, o, step)))
+      return failure();
+    if (o.stopAfter <= CompileStage::Cubin)
+      return step;
+  } else if (failed(lowerForCPU(stages, o))) {
+    return failure();
+  }
+  if (o.stopAfter == CompileStage::LLVMDialect)
+    return step;
+  if (failed(generateHostCode(stages, module, o, step)))
+    return failure();
+  return step;
+}

@@ -1,0 +1,133 @@
+//===- RunReport.cpp - remat-run's summary --------------------------------===//
+
+#include "RunDriver.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+
+using namespace remat;
+using namespace remat::run;
+
+uint64_t remat::run::fnv1a(uint64_t h, const void *data, size_t bytes) {
+  const unsigned char *p = static_cast<const unsigned char *>(data);
+  for (size_t i = 0; i < bytes; ++i)
+    h = (h ^ p[i]) * 0x100000001b3ULL;
+  return h;
+}
+
+std::string remat::run::formatNumber(double v, const std::string &dtype) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), dtype == "f64" ? "%.17g" : "%.9g", v);
+  return buf;
+}
+
+static double medianOf(std::vector<double> v) {
+  if (v.empty())
+    return 0;
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static std::string jsonEscape(const std::string &s) {
+  std::string out;
+  for (char c : s)
+    if (c == '"' || c == '\\')
+      out += std::string("\\") + c;
+    else if (static_cast<unsigned char>(c) >= 0x20)
+      out += c;
+  return out;
+}
+
+static void printJson(const Step &step, const Options &opts,
+                      const RunResult &r) {
+  const Manifest &m = step.manifest();
+  const std::string &lossType = m.results[0].dtype;
+  std::printf("{\"function\": \"%s\", \"target\": \"%s\", "
+              "\"matmul_backend\": \"%s\", \"steps\": %d, \"losses\": [",
+              m.function.c_str(), m.target.c_str(), remat_rt_matmul_backend(),
+              opts.steps);
+  for (size_t i = 0; i < r.losses.size(); ++i)
+    std::printf("%s%s", i ? ", " : "",
+                formatNumber(r.losses[i], lossType).c_str());
+  std::printf("], \"step_ms\": [");
+  for (size_t i = 0; i < r.times.size(); ++i)
+    std::printf("%s%.3f", i ? ", " : "", r.times[i]);
+  std::printf("], \"median_step_ms\": %.3f, \"predicted_peak_bytes\": "
+              "%" PRId64 ", \"measured_peak_bytes\": %" PRId64
+              ", \"fixed_bytes\": %" PRId64 ", \"memory_limit_bytes\": ",
+              medianOf(r.times), m.predictedPeak, r.measuredPeak, m.fixedBytes);
+  if (m.memoryLimit >= 0)
+    std::printf("%" PRId64, m.memoryLimit);
+  else
+    std::printf("null");
+  std::printf(", \"solver\": \"%s\", \"predicted_cost_flops\": %.0f, "
+              "\"baseline_cost_flops\": %.0f, \"predicted_overhead\": %.6f, "
+              "\"params_fnv1a\": \"%016" PRIx64 "\"",
+              m.solver.c_str(), m.predictedCost, m.baselineCost,
+              m.predictedCost / std::max(m.baselineCost, 1.0), r.paramsHash);
+  if (r.hashedOutputs)
+    std::printf(", \"outputs_fnv1a\": \"%016" PRIx64 "\"", r.outputsHash);
+  if (r.comparison)
+    std::printf(", \"compare_worst_error\": %.6g, \"compare_rtol\": %g",
+                r.comparison->worstError, opts.compareRtol);
+  if (step.isCUDA()) {
+    const remat_cuda_device &gpu = step.device();
+    std::printf(", \"chip\": \"%s\", \"device\": \"%s\", "
+                "\"compute_capability\": \"%d.%d\", "
+                "\"median_device_ms\": %.3f, \"pool_peak_bytes\": %" PRId64
+                ", \"device_total_bytes\": %" PRId64
+                ", \"device_free_bytes\": %" PRId64,
+                m.chip.c_str(), jsonEscape(gpu.name).c_str(), gpu.ccMajor,
+                gpu.ccMinor, medianOf(r.deviceTimes), r.poolPeak,
+                gpu.totalBytes, gpu.freeBytes);
+  }
+  std::printf("}\n");
+}
+
+static void printText(const Step &step, const Options &opts,
+                      const RunResult &r) {
+  const Manifest &m = step.manifest();
+  auto mib = [](int64_t b) { return b / (1024.0 * 1024.0); };
+  const remat_cuda_device &gpu = step.device();
+  if (step.isCUDA())
+    std::printf("median step time: %.2f ms (device: %.2f ms by CUDA "
+                "events) on %s (sm_%d%d)\n",
+                medianOf(r.times), medianOf(r.deviceTimes), gpu.name,
+                gpu.ccMajor, gpu.ccMinor);
+  else
+    std::printf("median step time: %.1f ms (matmul: %s)\n", medianOf(r.times),
+                remat_rt_matmul_backend());
+  std::printf("peak memory: predicted %" PRId64 " bytes (%.1f MiB), "
+              "measured %" PRId64 " bytes (%.1f MiB); fixed part %.1f MiB",
+              m.predictedPeak, mib(m.predictedPeak), r.measuredPeak,
+              mib(r.measuredPeak), mib(m.fixedBytes));
+  if (m.memoryLimit >= 0)
+    std::printf("; limit %.1f MiB", mib(m.memoryLimit));
+  if (step.isCUDA())
+    std::printf("\ndevice pool high-water mark (driver): %" PRId64
+                " bytes (%.1f MiB); device memory %.1f of %.1f GiB free",
+                r.poolPeak, mib(r.poolPeak), gpu.freeBytes / 1073741824.0,
+                gpu.totalBytes / 1073741824.0);
+  std::printf("\npredicted compute: %.3g FLOPs (%.3fx the step without "
+              "remat)\nparameters fnv1a: %016" PRIx64 "\n",
+              m.predictedCost, m.predictedCost / std::max(m.baselineCost, 1.0),
+              r.paramsHash);
+  if (r.hashedOutputs)
+    std::printf("gradients fnv1a: %016" PRIx64 " (every step)\n",
+                r.outputsHash);
+  if (r.comparison)
+    std::printf("outputs vs '%s': worst error %.3g (max |x - ref| / max "
+                "|ref|, floor 1e-3 of the largest, %s; allowed %g)\n",
+                opts.compareOutputs.c_str(), r.comparison->worstError,
+                r.comparison->worstOutput.c_str(), opts.compareRtol);
+}
+
+void remat::run::printReport(const Step &step, const Options &opts,
+                             const RunResult &r) {
+  if (opts.json)
+    printJson(step, opts, r);
+  else
+    printText(step, opts, r);
+}
