@@ -137,7 +137,7 @@ struct ExecutorPlan {
   const Graph &graph;
   /// The values a solver may move, found on first use: a greedy run reads
   /// them once per run, and a pinning search makes hundreds of runs on one
-  /// plan (finding them each time was 4.7% of auto's instructions on
+  /// plan (finding them each time costs 4.7% of auto's instructions on
   /// ResNet50); plans that only schedule never need them.
   struct Movable {
     MovableValues values;

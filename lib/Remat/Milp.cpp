@@ -77,7 +77,7 @@ public:
 
 private:
   // Columns and rows are collected and handed to CBC in one call (load()):
-  // adding rows one by one resizes CBC's matrix each time, which made
+  // adding rows one by one resizes CBC's matrix each time, which makes
   // building the model quadratic (minutes at 350 nodes, before any solving).
   int addCol(double lb, double ub, double obj, bool integer) {
     colLower.push_back(lb);

@@ -207,7 +207,7 @@ constexpr int kFinalSwapEvaluations = 1000;
 
 /// Evaluations of the swaps after the pinning search, on training graphs
 /// up to kExactGreedyNodes.
-/// On the sweep's budgets (seventeenth session) 300 lowered gpt at 0.275
+/// On the sweep's budgets 300 lowered gpt at 0.275
 /// and 0.298 of its peak (1.4985x -> 1.4869x, 1.2764x -> 1.2648x) and
 /// ResNet50 at 0.108, 0.137 and 0.194, for 2.4% to 3.1% more instructions
 /// at ResNet50's slowest budgets; 1,000 lowered ResNet50 at 0.166 too
@@ -246,8 +246,7 @@ constexpr double kPromoteShare = 0.15;
 /// After the pinning search, windows of this many consecutive movable
 /// values move one step toward Keep at once (PinningSearch::promoteWindows),
 /// with up to kWindowShare of kPinningWorkPerNode per node more. Measured
-/// on the sweep's budgets (single calls, side by side, 2026-12-05, sixth
-/// session): windows of 16 with a tenth of the work lowered ResNet50 at 4
+/// on the sweep's budgets (single calls, side by side): windows of 16 with a tenth of the work lowered ResNet50 at 4
 /// budgets (0.171 of its peak: 1.0870x -> 1.0856x), MobileNet, resnet, n500
 /// and n1000 at 1, 1, 5 and 9, and raised none (a result is only taken if
 /// cheaper); 0.05 of the work lowered 3 of ResNet50's and none of
@@ -315,9 +314,9 @@ constexpr int kFloorUndoPasses = 8;
 /// from a start to 0; the starts go 2%, 1%, 0.5% and 0.25% of the starting
 /// answer's extra compute and then again, so that the search tries several
 /// scales. A cycle does not depend on the time granted, so more time only
-/// adds cycles: on one machine a longer search never ends dearer (the
-/// first schedule, cycles whose length followed the time granted, made
-/// Moccasin's n500 at 0.701 of its peak 1.22x in 1 s and 1.45x in 5 s).
+/// adds cycles: on one machine a longer search never ends dearer (cycles
+/// whose length follows the time granted make Moccasin's n500 at 0.701 of
+/// its peak 1.22x in 1 s and 1.45x in 5 s).
 /// 20,000 evaluations take about 0.4 s on ResNet50, 0.3 s on n500,
 /// 1 s on n1000. The scales
 /// were tried in runs of a second, three each, at six hard budgets
@@ -337,7 +336,7 @@ constexpr int64_t kAnnealCycleEvaluations = 20000;
 /// drags long chains back in, and no pin or window undoes that alone; the
 /// annealing keeps the early values and drops later ones (Moccasin's n500
 /// at 0.721 of its peak: 1.502x -> 1.168x in the first cycle, its solve
-/// 0.97 s -> 1.42 s). Measured 2026-12-05 (eighth session), single calls:
+/// 0.97 s -> 1.42 s). Single calls:
 /// the gains are at Moccasin's n500 and n1000 near their smallest budgets,
 /// where later cycles, colder, keep finding cheaper answers (n1000 at
 /// 0.665: one cycle 3.261x, three 2.382x, five 2.268x; its solve 6.3, 9.8

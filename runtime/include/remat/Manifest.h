@@ -2,9 +2,9 @@
 //
 // remat-compile writes a manifest beside each shared object: the step's
 // function, its arguments and results (role, dtype, shape, how to fill them),
-// and the predicted peak and cost. The compiler, remat-run and the Python
-// API read and write it through this one definition, which needs no LLVM so
-// that a machine with only a C++ compiler can run a step.
+// and the predicted peak and cost. The compiler and remat-run read and
+// write it through this one definition, which needs no LLVM so that a
+// machine with only a C++ compiler can run a step.
 //
 //===----------------------------------------------------------------------===//
 

@@ -2,7 +2,7 @@
 //
 // Loads the shared object a manifest names, checks that the two agree
 // (signature, target, chip), owns the argument buffers and their memref
-// descriptors, and runs the step. Used by remat-run and the Python API.
+// descriptors, and runs the step.
 //
 //===----------------------------------------------------------------------===//
 
