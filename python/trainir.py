@@ -59,7 +59,7 @@ class Model:
             ssa = "p" + ssa  # %0_weight would read as a result number
         value = Value("%" + ssa, shape, dtype or self.dtype)
         self.args.append(f'{value.name}: {value.type} '
-                         f'{{train.role = "{role}", train.name = "{name}"}}')
+                         f'{{train.role = #train<role {role}>, train.name = "{name}"}}')
         return value
 
     def param(self, name, shape):

@@ -135,10 +135,9 @@ FailureOr<StepGraph> mlir::remat::buildStepGraph(func::FuncOp func) {
     node.bytes = train::getTensorBytes(type);
     node.argument = true;
     node.recomputable = false;
-    auto role = func.getArgAttrOfType<StringAttr>(
-        arg.getArgNumber(), train::TrainDialect::kRoleAttr);
-    (role && role.getValue() == "param" ? step.paramBytes : step.dataBytes) +=
-        node.bytes;
+    (train::getArgRole(func, arg.getArgNumber()) == train::Role::param
+         ? step.paramBytes
+         : step.dataBytes) += node.bytes;
     addValue(std::move(node), arg, nullptr);
   }
 
@@ -148,9 +147,7 @@ FailureOr<StepGraph> mlir::remat::buildStepGraph(func::FuncOp func) {
   Operation *terminator = block.getTerminator();
   bool hasLoss = false;
   for (unsigned i = 0; i < func.getNumResults(); ++i) {
-    auto role =
-        func.getResultAttrOfType<StringAttr>(i, train::TrainDialect::kRoleAttr);
-    if (!role || role.getValue() != "loss")
+    if (train::getResultRole(func, i) != train::Role::loss)
       continue;
     hasLoss = true;
     SmallVector<Value> worklist = {terminator->getOperand(i)};

@@ -63,9 +63,7 @@ static void describeFill(func::FuncOp step, BlockArgument arg,
       return;
     }
   }
-  auto role = step.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                TrainDialect::kRoleAttr);
-  if (!role || role.getValue() != "param" ||
+  if (getArgRole(step, arg.getArgNumber()) != Role::param ||
       !isa<FloatType>(type.getElementType()))
     return;
   int64_t largest = 1;
@@ -95,22 +93,21 @@ LogicalResult mlir::remat::detail::describeStep(func::FuncOp step,
       return step.emitError("argument ")
              << i << " has an element type the runtime cannot fill (f32, "
              << "f64, i32 or i64)";
-    auto role = step.getArgAttrOfType<StringAttr>(i, TrainDialect::kRoleAttr);
+    std::optional<Role> role = getArgRole(step, i);
     auto name = step.getArgAttrOfType<StringAttr>(i, TrainDialect::kNameAttr);
     ::remat::TensorSpec spec = specOf(type);
     spec.name = name ? name.str() : "arg" + std::to_string(i);
-    spec.role = role ? role.str() : "input";
+    spec.role = stringifyRole(role.value_or(Role::input)).str();
     describeFill(step, step.getArgument(i), spec);
     m.arguments.push_back(std::move(spec));
   }
   for (unsigned i = 0; i < step.getNumResults(); ++i) {
-    auto role =
-        step.getResultAttrOfType<StringAttr>(i, TrainDialect::kRoleAttr);
+    std::optional<Role> role = getResultRole(step, i);
     // Updated parameters are written in place and not returned.
-    if (role && role.getValue() == "updated_param")
+    if (role == Role::updated_param)
       continue;
     ::remat::TensorSpec spec = specOf(step.getResultTypes()[i]);
-    spec.role = role ? role.str() : "output";
+    spec.role = role ? stringifyRole(*role).str() : "output";
     if (auto param =
             step.getResultAttrOfType<IntegerAttr>(i, TrainDialect::kParamAttr))
       spec.param = param.getInt();

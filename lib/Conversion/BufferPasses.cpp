@@ -41,10 +41,9 @@ struct DropDonatedResultsPass
       auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
       llvm::BitVector drop(func.getNumResults());
       for (unsigned i = 0; i < func.getNumResults(); ++i) {
-        auto role =
-            func.getResultAttrOfType<StringAttr>(i, TrainDialect::kRoleAttr);
         bool isArg = isa<BlockArgument>(ret.getOperand(i));
-        if (role && role.getValue() == "updated_param" && !isArg) {
+        if (train::getResultRole(func, i) == train::Role::updated_param &&
+            !isArg) {
           func.emitError("result ")
               << i << " (an updated parameter) was not bufferized in place; "
               << "the parameter is read after its update";

@@ -5,7 +5,7 @@
 // place and dropped from the results.
 
 // CHECK-LABEL: func.func @step
-// CHECK-SAME: (%[[W:[^:]+]]: memref<4xf32>, %[[X:[^:]+]]: memref<4xf32>) -> (memref<f32> {train.role = "loss"})
+// CHECK-SAME: (%[[W:[^:]+]]: memref<4xf32>, %[[X:[^:]+]]: memref<4xf32>) -> (memref<f32> {train.role = #train<role loss>})
 // CHECK: %[[H:.+]] = memref.alloc() : memref<4xf32>
 // CHECK: linalg.generic {{.+}} ins(%[[X]] : memref<4xf32>) outs(%[[H]] : memref<4xf32>)
 // CHECK: %[[L:.+]] = memref.alloc() : memref<f32>
@@ -22,8 +22,8 @@
 // CHECK-NOT: memref.copy
 // CHECK: return %[[L]] : memref<f32>
 func.func @step(%w: tensor<4xf32>, %x: tensor<4xf32>)
-    -> (tensor<f32> {train.role = "loss"},
-        tensor<4xf32> {train.role = "updated_param", train.param = 0})
+    -> (tensor<f32> {train.role = #train<role loss>},
+        tensor<4xf32> {train.role = #train<role updated_param>, train.param = 0})
     attributes {train.step} {
   %h = train.relu %x : tensor<4xf32>
   %l = train.mse_loss %h, %w : tensor<4xf32> -> tensor<f32>
@@ -39,7 +39,7 @@ func.func @step(%w: tensor<4xf32>, %x: tensor<4xf32>)
 // bufferization copies it, which the memory model does not allow.
 // expected-error @+1 {{result 0 (an updated parameter) was not bufferized in place; the parameter is read after its update}}
 func.func @read_after_update(%w: tensor<4xf32>, %g: tensor<4xf32>)
-    -> (tensor<4xf32> {train.role = "updated_param", train.param = 0}, tensor<4xf32>)
+    -> (tensor<4xf32> {train.role = #train<role updated_param>, train.param = 0}, tensor<4xf32>)
     attributes {train.step} {
   %u = train.sgd_update %w, %g {learning_rate = 0.1 : f64} : tensor<4xf32>
   %r = train.relu %w : tensor<4xf32>

@@ -5,7 +5,7 @@
 // adjoint and updates every parameter as soon as its gradient is complete.
 
 // CHECK-LABEL: func.func @two_layers
-// CHECK-SAME: -> (tensor<f32> {train.role = "loss"}, tensor<4x4xf32> {train.param = 0 : i64, train.role = "updated_param"}, tensor<4xf32> {train.param = 1 : i64, train.role = "updated_param"}, tensor<4x2xf32> {train.param = 2 : i64, train.role = "updated_param"})
+// CHECK-SAME: -> (tensor<f32> {train.role = #train<role loss>}, tensor<4x4xf32> {train.param = 0 : i64, train.role = #train<role updated_param>}, tensor<4xf32> {train.param = 1 : i64, train.role = #train<role updated_param>}, tensor<4x2xf32> {train.param = 2 : i64, train.role = #train<role updated_param>})
 // CHECK-SAME: attributes {train.step}
 // CHECK: %[[M0:.+]] = train.matmul %[[X:.+]], %[[W0:.+]] :
 // CHECK: %[[A0:.+]] = train.bias_add %[[M0]], %[[B0:.+]] :
@@ -27,14 +27,14 @@
 // CHECK: return %[[L]], %[[U0]], %[[U1]], %[[U2]]
 
 // GRADS-LABEL: func.func @two_layers
-// GRADS-SAME: tensor<4x4xf32> {train.param = 0 : i64, train.role = "grad"}
+// GRADS-SAME: tensor<4x4xf32> {train.param = 0 : i64, train.role = #train<role grad>}
 // GRADS: train.sgd_update {{.+}} {learning_rate = 5.000000e-01 : f64}
 // GRADS: return %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %[[G0:.+]], %[[G1:.+]], %[[G2:.+]] :
-func.func @two_layers(%w0: tensor<4x4xf32> {train.role = "param"},
-                      %b0: tensor<4xf32> {train.role = "param"},
-                      %w1: tensor<4x2xf32> {train.role = "param"},
-                      %x: tensor<8x4xf32> {train.role = "input"},
-                      %y: tensor<8x2xf32> {train.role = "label"}) -> tensor<f32> {
+func.func @two_layers(%w0: tensor<4x4xf32> {train.role = #train<role param>},
+                      %b0: tensor<4xf32> {train.role = #train<role param>},
+                      %w1: tensor<4x2xf32> {train.role = #train<role param>},
+                      %x: tensor<8x4xf32> {train.role = #train<role input>},
+                      %y: tensor<8x2xf32> {train.role = #train<role label>}) -> tensor<f32> {
   %m0 = train.matmul %x, %w0 : tensor<8x4xf32>, tensor<4x4xf32> -> tensor<8x4xf32>
   %a0 = train.bias_add %m0, %b0 : tensor<8x4xf32>, tensor<4xf32>
   %h0 = train.relu %a0 : tensor<8x4xf32>
@@ -52,8 +52,8 @@ func.func @two_layers(%w0: tensor<4x4xf32> {train.role = "param"},
 // CHECK: %[[G:.+]] = train.mse_loss_grad %[[S]]
 // CHECK: %[[ACC:.+]] = train.add %[[G]], %[[G]]
 // CHECK: train.relu_grad %[[ACC]], %[[H]]
-func.func @shared_value(%w: tensor<4x4xf32> {train.role = "param"},
-                        %y: tensor<4x4xf32> {train.role = "label"}) -> tensor<f32> {
+func.func @shared_value(%w: tensor<4x4xf32> {train.role = #train<role param>},
+                        %y: tensor<4x4xf32> {train.role = #train<role label>}) -> tensor<f32> {
   %h = train.relu %w : tensor<4x4xf32>
   %s = train.add %h, %h : tensor<4x4xf32>
   %l = train.mse_loss %s, %y : tensor<4x4xf32> -> tensor<f32>

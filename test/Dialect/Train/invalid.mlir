@@ -123,8 +123,23 @@ func.func @relu_types(%a: tensor<8x4xf32>) {
 
 // -----
 
-// expected-error @+1 {{argument 0: 'train.role' must be "param", "input" or "label", got "weights"}}
-func.func @bad_role(%w: tensor<4xf32> {train.role = "weights"}) {
+// expected-error @+1 {{argument 0: 'train.role' must be #train<role param>, input or label, got "param"}}
+func.func @string_role(%w: tensor<4xf32> {train.role = "param"}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{argument 0: 'train.role' must be #train<role param>, input or label, got #train<role loss>}}
+func.func @result_role_on_argument(%w: tensor<4xf32> {train.role = #train<role loss>}) {
+  return
+}
+
+// -----
+
+// expected-error @+2 {{expected ::mlir::remat::train::Role to be one of: param, input, label, loss, updated_param, grad}}
+// expected-error @+1 {{failed to parse Train_RoleAttr parameter 'value'}}
+func.func @bad_role(%w: tensor<4xf32> {train.role = #train<role weights>}) {
   return
 }
 
@@ -144,8 +159,8 @@ func.func @unknown_arg_attr(%w: tensor<4xf32> {train.weight}) {
 
 // -----
 
-// expected-error @+1 {{result 0: 'train.role' must be "loss", "updated_param" or "grad", got "output"}}
-func.func @bad_result_role(%w: tensor<4xf32>) -> (tensor<4xf32> {train.role = "output"}) {
+// expected-error @+1 {{result 0: 'train.role' must be #train<role loss>, updated_param or grad, got #train<role input>}}
+func.func @bad_result_role(%w: tensor<4xf32>) -> (tensor<4xf32> {train.role = #train<role input>}) {
   return %w : tensor<4xf32>
 }
 

@@ -4,13 +4,13 @@
 // Tests that every train op and the function attributes round-trip.
 
 // CHECK-LABEL: func.func @forward
-// CHECK-SAME: train.name = "w", train.role = "param"
-// CHECK-SAME: train.role = "input"
-// CHECK-SAME: train.role = "label"
-func.func @forward(%w: tensor<4x2xf32> {train.role = "param", train.name = "w"},
-                   %b: tensor<2xf32> {train.role = "param"},
-                   %x: tensor<8x4xf32> {train.role = "input"},
-                   %y: tensor<8x2xf32> {train.role = "label"}) -> tensor<f32> {
+// CHECK-SAME: train.name = "w", train.role = #train<role param>
+// CHECK-SAME: train.role = #train<role input>
+// CHECK-SAME: train.role = #train<role label>
+func.func @forward(%w: tensor<4x2xf32> {train.role = #train<role param>, train.name = "w"},
+                   %b: tensor<2xf32> {train.role = #train<role param>},
+                   %x: tensor<8x4xf32> {train.role = #train<role input>},
+                   %y: tensor<8x2xf32> {train.role = #train<role label>}) -> tensor<f32> {
   // CHECK: %[[M:.+]] = train.matmul %{{.+}}, %{{.+}} : tensor<8x4xf32>, tensor<4x2xf32> -> tensor<8x2xf32>
   %m = train.matmul %x, %w : tensor<8x4xf32>, tensor<4x2xf32> -> tensor<8x2xf32>
   // CHECK: %[[A:.+]] = train.bias_add %[[M]], %{{.+}} : tensor<8x2xf32>, tensor<2xf32>
@@ -25,13 +25,13 @@ func.func @forward(%w: tensor<4x2xf32> {train.role = "param", train.name = "w"},
 }
 
 // CHECK-LABEL: func.func @gradients
-// CHECK-SAME: train.role = "loss"
-// CHECK-SAME: train.param = 0 : i64, train.role = "updated_param"
+// CHECK-SAME: train.role = #train<role loss>
+// CHECK-SAME: train.param = 0 : i64, train.role = #train<role updated_param>
 // CHECK-SAME: attributes {train.step}
 func.func @gradients(%w: tensor<4x2xf64>, %x: tensor<8x4xf64>,
                      %dy: tensor<8x2xf64>, %dl: tensor<f64>)
-    -> (tensor<f64> {train.role = "loss"},
-        tensor<4x2xf64> {train.role = "updated_param", train.param = 0}) attributes {train.step} {
+    -> (tensor<f64> {train.role = #train<role loss>},
+        tensor<4x2xf64> {train.role = #train<role updated_param>, train.param = 0}) attributes {train.step} {
   // CHECK: train.matmul %{{.+}}, %{{.+}} {transpose_lhs} : tensor<8x4xf64>, tensor<8x2xf64> -> tensor<4x2xf64>
   %dw = train.matmul %x, %dy {transpose_lhs} : tensor<8x4xf64>, tensor<8x2xf64> -> tensor<4x2xf64>
   // CHECK: train.matmul %{{.+}}, %{{.+}} {transpose_rhs} : tensor<8x2xf64>, tensor<4x2xf64> -> tensor<8x4xf64>

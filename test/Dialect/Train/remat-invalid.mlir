@@ -9,12 +9,12 @@
 // below 800: the 416 bytes of arguments plus an op that reads two 128-byte
 // values into a 128-byte result (relu's gradient, for one).
 // expected-error @+1 {{memory limit of 600 bytes cannot be met: the smallest peak the 'auto' solver reaches is 804 bytes (fixed part 416 bytes: parameters, inputs and labels); no schedule peaks below 800 bytes (the fixed part plus the op that needs most, with its operands)}}
-func.func @mlp(%w0: tensor<4x4xf32> {train.role = "param", train.name = "w0"},
-    %b0: tensor<4xf32> {train.role = "param", train.name = "b0"},
-    %w1: tensor<4x4xf32> {train.role = "param", train.name = "w1"},
-    %b1: tensor<4xf32> {train.role = "param", train.name = "b1"},
-    %x: tensor<8x4xf32> {train.role = "input", train.name = "x"},
-    %y: tensor<8x4xf32> {train.role = "label", train.name = "y"}) -> tensor<f32> {
+func.func @mlp(%w0: tensor<4x4xf32> {train.role = #train<role param>, train.name = "w0"},
+    %b0: tensor<4xf32> {train.role = #train<role param>, train.name = "b0"},
+    %w1: tensor<4x4xf32> {train.role = #train<role param>, train.name = "w1"},
+    %b1: tensor<4xf32> {train.role = #train<role param>, train.name = "b1"},
+    %x: tensor<8x4xf32> {train.role = #train<role input>, train.name = "x"},
+    %y: tensor<8x4xf32> {train.role = #train<role label>, train.name = "y"}) -> tensor<f32> {
   %m0 = train.matmul %x, %w0 : tensor<8x4xf32>, tensor<4x4xf32> -> tensor<8x4xf32>
   %a0 = train.bias_add %m0, %b0 : tensor<8x4xf32>, tensor<4xf32>
   %h0 = train.relu %a0 : tensor<8x4xf32>

@@ -24,16 +24,16 @@
 
 // REFUSE: error: memory limit of 7600 bytes cannot be met: the smallest peak the 'every-layer' solver reaches is 8580 bytes
 
-func.func @mlp(%w0: tensor<8x8xf32> {train.role = "param", train.name = "w0"},
-    %b0: tensor<8xf32> {train.role = "param", train.name = "b0"},
-    %w1: tensor<8x8xf32> {train.role = "param", train.name = "w1"},
-    %b1: tensor<8xf32> {train.role = "param", train.name = "b1"},
-    %w2: tensor<8x8xf32> {train.role = "param", train.name = "w2"},
-    %b2: tensor<8xf32> {train.role = "param", train.name = "b2"},
-    %w3: tensor<8x8xf32> {train.role = "param", train.name = "w3"},
-    %b3: tensor<8xf32> {train.role = "param", train.name = "b3"},
-    %x: tensor<32x8xf32> {train.role = "input", train.name = "x"},
-    %y: tensor<32x8xf32> {train.role = "label", train.name = "y"}) -> tensor<f32> {
+func.func @mlp(%w0: tensor<8x8xf32> {train.role = #train<role param>, train.name = "w0"},
+    %b0: tensor<8xf32> {train.role = #train<role param>, train.name = "b0"},
+    %w1: tensor<8x8xf32> {train.role = #train<role param>, train.name = "w1"},
+    %b1: tensor<8xf32> {train.role = #train<role param>, train.name = "b1"},
+    %w2: tensor<8x8xf32> {train.role = #train<role param>, train.name = "w2"},
+    %b2: tensor<8xf32> {train.role = #train<role param>, train.name = "b2"},
+    %w3: tensor<8x8xf32> {train.role = #train<role param>, train.name = "w3"},
+    %b3: tensor<8xf32> {train.role = #train<role param>, train.name = "b3"},
+    %x: tensor<32x8xf32> {train.role = #train<role input>, train.name = "x"},
+    %y: tensor<32x8xf32> {train.role = #train<role label>, train.name = "y"}) -> tensor<f32> {
   %m0 = train.matmul %x, %w0 : tensor<32x8xf32>, tensor<8x8xf32> -> tensor<32x8xf32>
   %a0 = train.bias_add %m0, %b0 {train.no_recompute} : tensor<32x8xf32>, tensor<8xf32>
   %h0 = train.relu %a0 : tensor<32x8xf32>

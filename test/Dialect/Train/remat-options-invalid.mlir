@@ -19,7 +19,7 @@
 // ZEROPCT: error: memory limit '0%' must be at least one byte
 // TIME: error: time-limit must be a positive number of seconds, got 0
 // SEARCH: remat-options-invalid.mlir:[[@LINE+1]]:1: error: search-seconds must be a number of seconds, zero or more, got -1
-func.func @model(%w: tensor<4xf32> {train.role = "param"}, %y: tensor<4xf32> {train.role = "label"}) -> tensor<f32> {
+func.func @model(%w: tensor<4xf32> {train.role = #train<role param>}, %y: tensor<4xf32> {train.role = #train<role label>}) -> tensor<f32> {
   %l = train.mse_loss %w, %y : tensor<4xf32> -> tensor<f32>
   return %l : tensor<f32>
 }

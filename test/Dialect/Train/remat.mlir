@@ -52,16 +52,16 @@
 // SEARCH: remark: train-remat: solver 'auto' (0.05 s of extra search), limit 7600 bytes: peak 7556 bytes (was 8580), fixed 3200 bytes (parameters 1152, inputs and labels 2048); extra compute 4608 FLOPs (+9.08%), 3 ops recomputed; optimal
 
 // expected-remark @+1 {{train-remat: solver 'auto', limit 7600 bytes: peak 7556 bytes (was 8580), fixed 3200 bytes (parameters 1152, inputs and labels 2048); extra compute 4608 FLOPs (+9.08%), 3 ops recomputed; optimal: no schedule within the limit recomputes less than 4608 FLOPs (+9.08%)}}
-func.func @mlp(%w0: tensor<8x8xf32> {train.role = "param", train.name = "w0"},
-    %b0: tensor<8xf32> {train.role = "param", train.name = "b0"},
-    %w1: tensor<8x8xf32> {train.role = "param", train.name = "w1"},
-    %b1: tensor<8xf32> {train.role = "param", train.name = "b1"},
-    %w2: tensor<8x8xf32> {train.role = "param", train.name = "w2"},
-    %b2: tensor<8xf32> {train.role = "param", train.name = "b2"},
-    %w3: tensor<8x8xf32> {train.role = "param", train.name = "w3"},
-    %b3: tensor<8xf32> {train.role = "param", train.name = "b3"},
-    %x: tensor<32x8xf32> {train.role = "input", train.name = "x"},
-    %y: tensor<32x8xf32> {train.role = "label", train.name = "y"}) -> tensor<f32> {
+func.func @mlp(%w0: tensor<8x8xf32> {train.role = #train<role param>, train.name = "w0"},
+    %b0: tensor<8xf32> {train.role = #train<role param>, train.name = "b0"},
+    %w1: tensor<8x8xf32> {train.role = #train<role param>, train.name = "w1"},
+    %b1: tensor<8xf32> {train.role = #train<role param>, train.name = "b1"},
+    %w2: tensor<8x8xf32> {train.role = #train<role param>, train.name = "w2"},
+    %b2: tensor<8xf32> {train.role = #train<role param>, train.name = "b2"},
+    %w3: tensor<8x8xf32> {train.role = #train<role param>, train.name = "w3"},
+    %b3: tensor<8xf32> {train.role = #train<role param>, train.name = "b3"},
+    %x: tensor<32x8xf32> {train.role = #train<role input>, train.name = "x"},
+    %y: tensor<32x8xf32> {train.role = #train<role label>, train.name = "y"}) -> tensor<f32> {
   %m0 = train.matmul %x, %w0 : tensor<32x8xf32>, tensor<8x8xf32> -> tensor<32x8xf32>
   %a0 = train.bias_add %m0, %b0 : tensor<32x8xf32>, tensor<8xf32>
   %h0 = train.relu %a0 : tensor<32x8xf32>

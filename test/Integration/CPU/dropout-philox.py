@@ -40,9 +40,9 @@ ROWS, COLS, P = 5, 7, 0.25
 SEED, OFFSET = 0x0123456789ABCDEF, 0x0000000500000003
 
 MODEL = f"""
-func.func @philox(%w: tensor<{ROWS}x{COLS}xf64> {{train.role = "param", train.name = "w"}},
-                  %s: tensor<i64> {{train.role = "input", train.name = "seed"}},
-                  %o: tensor<i64> {{train.role = "input", train.name = "offset"}})
+func.func @philox(%w: tensor<{ROWS}x{COLS}xf64> {{train.role = #train<role param>, train.name = "w"}},
+                  %s: tensor<i64> {{train.role = #train<role input>, train.name = "seed"}},
+                  %o: tensor<i64> {{train.role = #train<role input>, train.name = "offset"}})
     -> tensor<f64> {{
   %d = train.dropout %w, %s, %o {{probability = {P} : f64}} : tensor<{ROWS}x{COLS}xf64>
   %l = train.sum %d {{dims = array<i64: 0, 1>}} : tensor<{ROWS}x{COLS}xf64> -> tensor<f64>

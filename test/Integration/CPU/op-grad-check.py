@@ -144,13 +144,13 @@ case("matmul", [("a", [3, 4]), ("b", [4, 5])],
 
 def model(name):
     params, inputs, body, result, shape, _ = CASES[name]
-    args = [f"%{p[0]}: {t(p[1])} {{train.role = \"param\", train.name = \"{p[0]}\"}}"
+    args = [f"%{p[0]}: {t(p[1])} {{train.role = #train<role param>, train.name = \"{p[0]}\"}}"
             for p in params]
-    args += [f"%{i[0]}: {t(i[1], i[2])} {{train.role = \"input\", train.name = \"{i[0]}\"}}"
+    args += [f"%{i[0]}: {t(i[1], i[2])} {{train.role = #train<role input>, train.name = \"{i[0]}\"}}"
              for i in inputs]
     lines = list(body)
     if shape is not None:
-        args.append(f"%label: {t(shape)} {{train.role = \"label\"}}")
+        args.append(f"%label: {t(shape)} {{train.role = #train<role label>}}")
         lines.append(f"%loss = train.mse_loss {result}, %label : {t(shape)} -> {t([])}")
         result = "%loss"
     text = f"func.func @op_{name}(" + ",\n    ".join(args) + f") -> {t([])} {{\n"

@@ -77,11 +77,30 @@ void TrainDialect::initialize() {
 // Attributes on functions
 //===----------------------------------------------------------------------===//
 
-static bool isArgRole(StringRef role) {
-  return role == "param" || role == "input" || role == "label";
+static bool isArgRole(Role role) {
+  return role == Role::param || role == Role::input || role == Role::label;
 }
-static bool isResultRole(StringRef role) {
-  return role == "loss" || role == "updated_param" || role == "grad";
+
+std::optional<Role> mlir::remat::train::getArgRole(FunctionOpInterface func,
+                                                   unsigned index) {
+  if (auto role =
+          func.getArgAttrOfType<RoleAttr>(index, TrainDialect::kRoleAttr))
+    return role.getValue();
+  return std::nullopt;
+}
+
+std::optional<Role> mlir::remat::train::getResultRole(FunctionOpInterface func,
+                                                      unsigned index) {
+  if (auto role =
+          func.getResultAttrOfType<RoleAttr>(index, TrainDialect::kRoleAttr))
+    return role.getValue();
+  return std::nullopt;
+}
+
+void mlir::remat::train::setResultRole(FunctionOpInterface func, unsigned index,
+                                       Role role) {
+  func.setResultAttr(index, TrainDialect::kRoleAttr,
+                     RoleAttr::get(func.getContext(), role));
 }
 
 LogicalResult TrainDialect::verifyRegionArgAttribute(Operation *op,
@@ -89,11 +108,11 @@ LogicalResult TrainDialect::verifyRegionArgAttribute(Operation *op,
                                                      unsigned argIndex,
                                                      NamedAttribute attr) {
   if (attr.getName() == kRoleAttr) {
-    auto role = dyn_cast<StringAttr>(attr.getValue());
+    auto role = dyn_cast<RoleAttr>(attr.getValue());
     if (!role || !isArgRole(role.getValue()))
       return op->emitError() << "argument " << argIndex << ": '" << kRoleAttr
-                             << "' must be \"param\", \"input\" or "
-                                "\"label\", got "
+                             << "' must be #train<role param>, input or "
+                                "label, got "
                              << attr.getValue();
     return success();
   }
@@ -112,11 +131,11 @@ LogicalResult TrainDialect::verifyRegionResultAttribute(Operation *op,
                                                         unsigned resultIndex,
                                                         NamedAttribute attr) {
   if (attr.getName() == kRoleAttr) {
-    auto role = dyn_cast<StringAttr>(attr.getValue());
-    if (!role || !isResultRole(role.getValue()))
+    auto role = dyn_cast<RoleAttr>(attr.getValue());
+    if (!role || isArgRole(role.getValue()))
       return op->emitError() << "result " << resultIndex << ": '" << kRoleAttr
-                             << "' must be \"loss\", \"updated_param\" or "
-                                "\"grad\", got "
+                             << "' must be #train<role loss>, updated_param "
+                                "or grad, got "
                              << attr.getValue();
     return success();
   }
@@ -245,13 +264,9 @@ int64_t MatmulOp::getFlops() {
   int64_t k = getTransposeLhs() ? lhs.getDimSize(0) : lhs.getDimSize(1);
   return 2 * numElements(getResult()) * k;
 }
-int64_t BiasAddOp::getFlops() { return numElements(getResult()); }
 int64_t BiasGradOp::getFlops() { return numElements(getGrad()); }
-int64_t ReluOp::getFlops() { return numElements(getResult()); }
-int64_t ReluGradOp::getFlops() { return numElements(getResult()); }
 int64_t MseLossOp::getFlops() { return 3 * numElements(getPrediction()); }
 int64_t MseLossGradOp::getFlops() { return 3 * numElements(getPrediction()); }
-int64_t SgdUpdateOp::getFlops() { return 2 * numElements(getResult()); }
 
 std::optional<unsigned> SgdUpdateOp::getInPlaceOperand() { return 0; }
 
@@ -322,27 +337,4 @@ LogicalResult MseLossOp::buildAdjoint(OpBuilder &b, Value dy,
                                         getPrediction(), getTarget(), dy));
   grads.push_back(Value()); // the target is data, not differentiated
   return success();
-}
-
-/// Gradient forms and the optimizer update are not differentiated again:
-/// the step is first-order.
-LogicalResult mlir::remat::train::notDifferentiable(Operation *op) {
-  return op->emitOpError("is not differentiable (higher-order gradients are "
-                         "not supported)");
-}
-LogicalResult BiasGradOp::buildAdjoint(OpBuilder &, Value,
-                                       SmallVectorImpl<Value> &) {
-  return notDifferentiable(*this);
-}
-LogicalResult ReluGradOp::buildAdjoint(OpBuilder &, Value,
-                                       SmallVectorImpl<Value> &) {
-  return notDifferentiable(*this);
-}
-LogicalResult MseLossGradOp::buildAdjoint(OpBuilder &, Value,
-                                          SmallVectorImpl<Value> &) {
-  return notDifferentiable(*this);
-}
-LogicalResult SgdUpdateOp::buildAdjoint(OpBuilder &, Value,
-                                        SmallVectorImpl<Value> &) {
-  return notDifferentiable(*this);
 }

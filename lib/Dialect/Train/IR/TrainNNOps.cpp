@@ -106,11 +106,6 @@ LogicalResult SubOp::verify() { return verifyBroadcastBinary(*this); }
 LogicalResult MulOp::verify() { return verifyBroadcastBinary(*this); }
 LogicalResult DivOp::verify() { return verifyBroadcastBinary(*this); }
 
-int64_t AddOp::getFlops() { return numel(getResult()); }
-int64_t SubOp::getFlops() { return numel(getResult()); }
-int64_t MulOp::getFlops() { return numel(getResult()); }
-int64_t DivOp::getFlops() { return numel(getResult()); }
-
 /// Reduces a gradient of the broadcast result to `operand`'s shape.
 static Value sumTo(OpBuilder &b, Location loc, Value grad, Value operand) {
   if (grad.getType() == operand.getType())
@@ -171,11 +166,6 @@ LogicalResult DivRhsGradOp::verify() {
            << formatShape(shapeOf(getGrad()));
   return success();
 }
-int64_t DivRhsGradOp::getFlops() { return 4 * numel(getResult()); }
-LogicalResult DivRhsGradOp::buildAdjoint(OpBuilder &, Value,
-                                         SmallVectorImpl<Value> &) {
-  return notDifferentiable(*this);
-}
 
 LogicalResult SumToOp::verify() {
   if (failed(verifySameElementType(*this)))
@@ -188,10 +178,6 @@ LogicalResult SumToOp::verify() {
   return success();
 }
 int64_t SumToOp::getFlops() { return numel(getInput()); }
-LogicalResult SumToOp::buildAdjoint(OpBuilder &, Value,
-                                    SmallVectorImpl<Value> &) {
-  return notDifferentiable(*this);
-}
 
 //===----------------------------------------------------------------------===//
 // Reductions
@@ -220,7 +206,6 @@ LogicalResult BroadcastOp::verify() {
 
 int64_t SumOp::getFlops() { return numel(getInput()); }
 int64_t MeanOp::getFlops() { return numel(getInput()); }
-int64_t BroadcastOp::getFlops() { return numel(getResult()); }
 
 LogicalResult SumOp::buildAdjoint(OpBuilder &b, Value dy,
                                   SmallVectorImpl<Value> &grads) {
@@ -254,10 +239,6 @@ LogicalResult BroadcastOp::buildAdjoint(OpBuilder &b, Value dy,
 // Activations
 //===----------------------------------------------------------------------===//
 
-int64_t TanhOp::getFlops() { return 4 * numel(getResult()); }
-int64_t TanhGradOp::getFlops() { return 3 * numel(getResult()); }
-int64_t SigmoidOp::getFlops() { return 4 * numel(getResult()); }
-int64_t SigmoidGradOp::getFlops() { return 3 * numel(getResult()); }
 LogicalResult ClampOp::verify() {
   if (!(getMin().convertToDouble() < getMax().convertToDouble()))
     return emitOpError("needs min < max, got [")
@@ -265,8 +246,6 @@ LogicalResult ClampOp::verify() {
            << "]";
   return success();
 }
-int64_t ClampOp::getFlops() { return 2 * numel(getResult()); }
-int64_t ClampGradOp::getFlops() { return 2 * numel(getResult()); }
 LogicalResult ClampOp::buildAdjoint(OpBuilder &b, Value dy,
                                     SmallVectorImpl<Value> &grads) {
   grads.push_back(ClampGradOp::create(b, getLoc(), dy, getResult(),
@@ -285,9 +264,6 @@ LogicalResult SoftmaxOp::verify() { return verifyHasRows(*this); }
 LogicalResult SoftmaxGradOp::verify() { return verifyHasRows(*this); }
 LogicalResult LogSoftmaxOp::verify() { return verifyHasRows(*this); }
 LogicalResult LogSoftmaxGradOp::verify() { return verifyHasRows(*this); }
-
-int64_t GeluOp::getFlops() { return 8 * numel(getResult()); }
-int64_t GeluGradOp::getFlops() { return 12 * numel(getResult()); }
 
 LogicalResult TanhOp::buildAdjoint(OpBuilder &b, Value dy,
                                    SmallVectorImpl<Value> &grads) {
@@ -375,7 +351,6 @@ LogicalResult ReshapeOp::verify() {
            << numel(getInput()) << " elements into " << numel(getResult());
   return success();
 }
-int64_t ReshapeOp::getFlops() { return numel(getResult()); }
 LogicalResult ReshapeOp::buildAdjoint(OpBuilder &b, Value dy,
                                       SmallVectorImpl<Value> &grads) {
   grads.push_back(ReshapeOp::create(b, getLoc(), getInput().getType(), dy));
@@ -391,7 +366,6 @@ LogicalResult CastOp::verify() {
 OpFoldResult CastOp::fold(FoldAdaptor) {
   return getInput().getType() == getType() ? getInput() : nullptr;
 }
-int64_t CastOp::getFlops() { return numel(getResult()); }
 LogicalResult CastOp::buildAdjoint(OpBuilder &b, Value dy,
                                    SmallVectorImpl<Value> &grads) {
   grads.push_back(CastOp::create(b, getLoc(), getInput().getType(), dy));
@@ -416,7 +390,6 @@ LogicalResult TransposeOp::verify() {
   }
   return expectShape(*this, getResult(), out, "result");
 }
-int64_t TransposeOp::getFlops() { return numel(getResult()); }
 LogicalResult TransposeOp::buildAdjoint(OpBuilder &b, Value dy,
                                         SmallVectorImpl<Value> &grads) {
   ArrayRef<int64_t> perm = getPermutation();
@@ -457,13 +430,6 @@ LogicalResult BatchMatmulOp::buildAdjoint(OpBuilder &b, Value dy,
 //===----------------------------------------------------------------------===//
 // Softmax and masking
 //===----------------------------------------------------------------------===//
-
-int64_t SoftmaxOp::getFlops() { return 5 * numel(getResult()); }
-int64_t SoftmaxGradOp::getFlops() { return 4 * numel(getResult()); }
-int64_t LogSoftmaxOp::getFlops() { return 5 * numel(getResult()); }
-int64_t LogSoftmaxGradOp::getFlops() { return 4 * numel(getResult()); }
-int64_t CausalMaskOp::getFlops() { return numel(getResult()); }
-int64_t CausalMaskGradOp::getFlops() { return numel(getResult()); }
 
 LogicalResult SoftmaxOp::buildAdjoint(OpBuilder &b, Value dy,
                                       SmallVectorImpl<Value> &grads) {
@@ -539,10 +505,6 @@ LogicalResult BatchNormGradWeightOp::verify() {
   return verifyNorm(*this, getInput(), getResult(), true, "result");
 }
 
-int64_t LayerNormOp::getFlops() { return 8 * numel(getResult()); }
-int64_t BatchNormOp::getFlops() { return 8 * numel(getResult()); }
-int64_t LayerNormGradInputOp::getFlops() { return 12 * numel(getResult()); }
-int64_t BatchNormGradInputOp::getFlops() { return 12 * numel(getResult()); }
 int64_t LayerNormGradWeightOp::getFlops() { return 6 * numel(getInput()); }
 int64_t BatchNormGradWeightOp::getFlops() { return 6 * numel(getInput()); }
 // Layer norm's weight gradient sums over rows, one thread per weight
@@ -633,7 +595,6 @@ LogicalResult EmbeddingOp::verify() {
 LogicalResult EmbeddingGradOp::verify() {
   return verifyEmbedding(*this, getResult(), getIndices(), getGrad());
 }
-int64_t EmbeddingOp::getFlops() { return numel(getResult()); }
 int64_t EmbeddingGradOp::getFlops() {
   return numel(getGrad()) + numel(getResult());
 }
@@ -656,7 +617,6 @@ LogicalResult DropoutOp::verify() {
   return success();
 }
 // Ten Philox rounds per four elements, plus the compare and scale.
-int64_t DropoutOp::getFlops() { return 12 * numel(getResult()); }
 LogicalResult DropoutOp::buildAdjoint(OpBuilder &b, Value dy,
                                       SmallVectorImpl<Value> &grads) {
   // The same mask and scale: d(x * m / (1 - p)) = dy * m / (1 - p).
@@ -850,7 +810,6 @@ LogicalResult UpsampleNearest2DOp::verify() {
 LogicalResult UpsampleNearest2DGradOp::verify() {
   return verifyUpsample(*this, getResult(), getGrad(), getScale());
 }
-int64_t UpsampleNearest2DOp::getFlops() { return numel(getResult()); }
 int64_t UpsampleNearest2DGradOp::getFlops() { return numel(getGrad()); }
 LogicalResult UpsampleNearest2DOp::buildAdjoint(OpBuilder &b, Value dy,
                                                 SmallVectorImpl<Value> &grads) {
@@ -889,7 +848,6 @@ LogicalResult ConcatOp::verify() {
            << result[axis];
   return success();
 }
-int64_t ConcatOp::getFlops() { return numel(getResult()); }
 LogicalResult ConcatOp::buildAdjoint(OpBuilder &b, Value dy,
                                      SmallVectorImpl<Value> &grads) {
   int64_t offset = 0;
@@ -923,42 +881,9 @@ LogicalResult SliceOp::verify() {
 LogicalResult SliceGradOp::verify() {
   return verifySlice(*this, getResult(), getGrad(), getOffsets());
 }
-int64_t SliceOp::getFlops() { return numel(getResult()); }
-int64_t SliceGradOp::getFlops() { return numel(getResult()); }
 LogicalResult SliceOp::buildAdjoint(OpBuilder &b, Value dy,
                                     SmallVectorImpl<Value> &grads) {
   grads.push_back(
       SliceGradOp::create(b, getLoc(), getInput().getType(), dy, getOffsets()));
   return success();
 }
-
-//===----------------------------------------------------------------------===//
-// Gradient forms: first order only
-//===----------------------------------------------------------------------===//
-
-#define REMAT_NOT_DIFFERENTIABLE(Op)                                           \
-  LogicalResult Op::buildAdjoint(OpBuilder &, Value,                           \
-                                 SmallVectorImpl<Value> &) {                   \
-    return notDifferentiable(*this);                                           \
-  }
-REMAT_NOT_DIFFERENTIABLE(ClampGradOp)
-REMAT_NOT_DIFFERENTIABLE(TanhGradOp)
-REMAT_NOT_DIFFERENTIABLE(SigmoidGradOp)
-REMAT_NOT_DIFFERENTIABLE(GeluGradOp)
-REMAT_NOT_DIFFERENTIABLE(UnaryMathGradOp)
-REMAT_NOT_DIFFERENTIABLE(SoftmaxGradOp)
-REMAT_NOT_DIFFERENTIABLE(LogSoftmaxGradOp)
-REMAT_NOT_DIFFERENTIABLE(CausalMaskGradOp)
-REMAT_NOT_DIFFERENTIABLE(LayerNormGradInputOp)
-REMAT_NOT_DIFFERENTIABLE(LayerNormGradWeightOp)
-REMAT_NOT_DIFFERENTIABLE(BatchNormGradInputOp)
-REMAT_NOT_DIFFERENTIABLE(BatchNormGradWeightOp)
-REMAT_NOT_DIFFERENTIABLE(CrossEntropyGradOp)
-REMAT_NOT_DIFFERENTIABLE(EmbeddingGradOp)
-REMAT_NOT_DIFFERENTIABLE(Conv2DGradInputOp)
-REMAT_NOT_DIFFERENTIABLE(Conv2DGradWeightOp)
-REMAT_NOT_DIFFERENTIABLE(MaxPool2DGradOp)
-REMAT_NOT_DIFFERENTIABLE(AvgPool2DGradOp)
-REMAT_NOT_DIFFERENTIABLE(UpsampleNearest2DGradOp)
-REMAT_NOT_DIFFERENTIABLE(SliceGradOp)
-#undef REMAT_NOT_DIFFERENTIABLE

@@ -65,13 +65,12 @@ LogicalResult TrainAutodiffPass::differentiate(func::FuncOp func) {
   llvm::DenseMap<Value, unsigned> paramIndex, pendingUsers;
   Block &block = func.getBody().front();
   for (BlockArgument arg : block.getArguments()) {
-    auto role = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                  TrainDialect::kRoleAttr);
+    std::optional<Role> role = getArgRole(func, arg.getArgNumber());
     if (!role)
       return func.emitError("argument ")
              << arg.getArgNumber() << " has no '" << TrainDialect::kRoleAttr
-             << "' (\"param\", \"input\" or \"label\")";
-    if (role.getValue() != "param")
+             << "' (#train<role param>, input or label)";
+    if (*role != Role::param)
       continue;
     paramIndex[arg] = params.size();
     params.push_back(arg);
@@ -107,6 +106,11 @@ LogicalResult TrainAutodiffPass::differentiate(func::FuncOp func) {
     if (op->getNumResults() == 1 && !op->hasTrait<OpTrait::ConstantLike>()) {
       if (Value g = grads.lookup(op->getResult(0))) {
         auto adjoint = dyn_cast<AutodiffOpInterface>(op);
+        // Gradient forms and the optimizer update have no adjoint: the step
+        // is first order.
+        if (!adjoint && isa<TrainDialect>(op->getDialect()))
+          return op->emitOpError("is not differentiable (higher-order "
+                                 "gradients are not supported)");
         if (!adjoint)
           return op->emitOpError("cannot be differentiated: it does not "
                                  "implement AutodiffOpInterface");
@@ -162,18 +166,18 @@ LogicalResult TrainAutodiffPass::differentiate(func::FuncOp func) {
     resultTypes.push_back(v.getType());
   func.setFunctionType(b.getFunctionType(func.getArgumentTypes(), resultTypes));
 
-  auto setRole = [&](unsigned result, StringRef role,
+  auto setRole = [&](unsigned result, Role role,
                      std::optional<unsigned> param) {
-    func.setResultAttr(result, TrainDialect::kRoleAttr, b.getStringAttr(role));
+    setResultRole(func, result, role);
     if (param)
       func.setResultAttr(result, TrainDialect::kParamAttr,
                          b.getI64IntegerAttr(*param));
   };
-  setRole(0, "loss", std::nullopt);
+  setRole(0, Role::loss, std::nullopt);
   for (unsigned i = 0; i < params.size(); ++i) {
-    setRole(1 + i, "updated_param", i);
+    setRole(1 + i, Role::updated_param, i);
     if (returnGradients)
-      setRole(1 + params.size() + i, "grad", i);
+      setRole(1 + params.size() + i, Role::grad, i);
   }
   func->setAttr(TrainDialect::kStepAttr, b.getUnitAttr());
   return success();

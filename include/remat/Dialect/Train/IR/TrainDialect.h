@@ -13,6 +13,7 @@
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/OpDefinition.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
@@ -33,11 +34,12 @@ int64_t getTensorBytes(Type type);
 #include "remat/Dialect/Train/IR/TrainOps.h.inc"
 
 namespace mlir::remat::train {
+/// The `train.role` of argument or result `index` of `func`, if it has one.
+std::optional<Role> getArgRole(FunctionOpInterface func, unsigned index);
+std::optional<Role> getResultRole(FunctionOpInterface func, unsigned index);
+void setResultRole(FunctionOpInterface func, unsigned index, Role role);
 /// Checks that the float operands and results of `op` share an element type.
 LogicalResult verifySameElementType(Operation *op);
-/// Fails with the error that first-order gradient forms are not
-/// differentiated again.
-LogicalResult notDifferentiable(Operation *op);
 /// The adjoint of matmul and batch_matmul: each gradient is one product.
 template <typename MatmulLikeOp>
 LogicalResult buildMatmulAdjoint(MatmulLikeOp op, OpBuilder &b, Value dy,
