@@ -10,10 +10,14 @@
 #include "Internal.h"
 
 #include "remat/Conversion/Passes.h"
+#include "remat/Conversion/TrainToLinalg.h"
 #include "remat/Dialect/Train/IR/TrainDialect.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Utils/StructuredOpsUtils.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir::remat {
@@ -191,30 +195,116 @@ Value Lowering::lower() {
 }
 
 namespace {
+/// Lowers one op kind with its family's lowering, keeping discardable marks
+/// (train.recompute) on what replaces it, so that later passes can still
+/// tell recomputations apart.
+template <typename OpTy>
+struct LowerTrainOp : public OpConversionPattern<OpTy> {
+  using LowerFn = Value (*)(OpBuilder &, Operation *);
+  LowerTrainOp(MLIRContext *context, LowerFn lower)
+      : OpConversionPattern<OpTy>(context), lower(lower) {}
+
+  LogicalResult
+  matchAndRewrite(OpTy op, typename OpTy::Adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Value result = lower(rewriter, op);
+    if (!result)
+      return rewriter.notifyMatchFailure(op, "no lowering for this form");
+    if (Operation *def = result.getDefiningOp())
+      for (NamedAttribute attr : op->getDiscardableAttrs())
+        def->setAttr(attr.getName(), attr.getValue());
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+
+  LowerFn lower;
+};
+
+template <typename... OpTys>
+void addLowerings(RewritePatternSet &patterns,
+                  Value (*lower)(OpBuilder &, Operation *)) {
+  (patterns.add<LowerTrainOp<OpTys>>(patterns.getContext(), lower), ...);
+}
+
+Value lowerMLPOp(OpBuilder &b, Operation *op) { return Lowering(b, op).lower(); }
+} // namespace
+
+void mlir::remat::populateTrainElementwiseToLinalgPatterns(
+    RewritePatternSet &patterns) {
+  addLowerings<BiasAddOp, BiasGradOp, ReluOp, ReluGradOp>(patterns,
+                                                          lowerMLPOp);
+  addLowerings<AddOp, SubOp, MulOp, DivOp, DivRhsGradOp, ClampOp, ClampGradOp,
+               TanhOp, TanhGradOp, SigmoidOp, SigmoidGradOp, GeluOp,
+               GeluGradOp, UnaryMathOp, UnaryMathGradOp, CastOp>(patterns,
+                                                                 lowerNNOp);
+}
+
+void mlir::remat::populateTrainLayoutToLinalgPatterns(
+    RewritePatternSet &patterns) {
+  addLowerings<SumToOp, SumOp, MeanOp, BroadcastOp, ReshapeOp, TransposeOp,
+               ConcatOp, SliceOp, SliceGradOp>(patterns, lowerNNOp);
+}
+
+void mlir::remat::populateTrainContractionToLinalgPatterns(
+    RewritePatternSet &patterns) {
+  addLowerings<MatmulOp>(patterns, lowerMLPOp);
+  addLowerings<BatchMatmulOp>(patterns, lowerNNOp);
+}
+
+void mlir::remat::populateTrainNormalizationToLinalgPatterns(
+    RewritePatternSet &patterns) {
+  addLowerings<SoftmaxOp, SoftmaxGradOp, LogSoftmaxOp, LogSoftmaxGradOp,
+               CausalMaskOp, CausalMaskGradOp, LayerNormOp,
+               LayerNormGradInputOp, LayerNormGradWeightOp, BatchNormOp,
+               BatchNormGradInputOp, BatchNormGradWeightOp>(patterns,
+                                                            lowerNNOp);
+}
+
+void mlir::remat::populateTrainConvolutionToLinalgPatterns(
+    RewritePatternSet &patterns) {
+  addLowerings<Conv2DOp, Conv2DGradInputOp, Conv2DGradWeightOp, MaxPool2DOp,
+               AvgPool2DOp, MaxPool2DGradOp, AvgPool2DGradOp,
+               UpsampleNearest2DOp, UpsampleNearest2DGradOp>(patterns,
+                                                             lowerNNOp);
+}
+
+void mlir::remat::populateTrainLossAndRandomToLinalgPatterns(
+    RewritePatternSet &patterns) {
+  addLowerings<MseLossOp, MseLossGradOp, SgdUpdateOp>(patterns, lowerMLPOp);
+  addLowerings<CrossEntropyOp, CrossEntropyGradOp, EmbeddingOp,
+               EmbeddingGradOp, DropoutOp>(patterns, lowerNNOp);
+}
+
+void mlir::remat::populateTrainToLinalgPatterns(RewritePatternSet &patterns) {
+  populateTrainElementwiseToLinalgPatterns(patterns);
+  populateTrainLayoutToLinalgPatterns(patterns);
+  populateTrainContractionToLinalgPatterns(patterns);
+  populateTrainNormalizationToLinalgPatterns(patterns);
+  populateTrainConvolutionToLinalgPatterns(patterns);
+  populateTrainLossAndRandomToLinalgPatterns(patterns);
+}
+
+void mlir::remat::configureTrainToLinalgTarget(ConversionTarget &target) {
+  target.addIllegalDialect<TrainDialect>();
+  target.addLegalDialect<linalg::LinalgDialect, tensor::TensorDialect,
+                         arith::ArithDialect, math::MathDialect,
+                         scf::SCFDialect, cf::ControlFlowDialect>();
+}
+
+namespace {
 struct ConvertTrainToLinalgPass
     : public mlir::remat::impl::ConvertTrainToLinalgBase<
           ConvertTrainToLinalgPass> {
   void runOnOperation() override {
-    SmallVector<Operation *> ops;
-    getOperation().walk([&](Operation *op) {
-      if (isa<TrainDialect>(op->getDialect()))
-        ops.push_back(op);
-    });
-    IRRewriter rewriter(&getContext());
-    for (Operation *op : ops) {
-      rewriter.setInsertionPoint(op);
-      Value result = Lowering(rewriter, op).lower();
-      if (!result) {
-        op->emitOpError("has no lowering to linalg");
-        return signalPassFailure();
-      }
-      // Keep discardable marks (e.g. train.recompute) on what replaces the
-      // op, so that later passes can still tell recomputations apart.
-      if (Operation *def = result.getDefiningOp())
-        for (NamedAttribute attr : op->getDiscardableAttrs())
-          def->setAttr(attr.getName(), attr.getValue());
-      rewriter.replaceOp(op, result);
-    }
+    ConversionTarget target(getContext());
+    configureTrainToLinalgTarget(target);
+    // Everything but train ops stays as it is (partial conversion); every
+    // train op must lower.
+    RewritePatternSet patterns(&getContext());
+    populateTrainToLinalgPatterns(patterns);
+    if (failed(applyPartialConversion(getOperation(), target,
+                                      std::move(patterns))))
+      signalPassFailure();
   }
 };
 } // namespace
