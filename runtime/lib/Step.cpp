@@ -165,6 +165,26 @@ Step::~Step() {
     remat_cuda_free(p);
 }
 
+bool Step::bindArgument(size_t i, void *data, size_t bytes,
+                        std::string &error) {
+  if (i >= m.arguments.size()) {
+    error = "argument index " + std::to_string(i) +
+            " out of range: the step has " +
+            std::to_string(m.arguments.size()) + " arguments";
+    return false;
+  }
+  const TensorSpec &t = m.arguments[i];
+  if (data && bytes != t.bytes()) {
+    error = "argument '" + t.name + "' (" + t.describe() + ") needs " +
+            std::to_string(t.bytes()) + " bytes, got " + std::to_string(bytes);
+    return false;
+  }
+  void *target = data ? data : (cuda ? deviceBuffers[i] : buffers[i]);
+  descriptors[i][0] = descriptors[i][1] =
+      static_cast<int64_t>(reinterpret_cast<intptr_t>(target));
+  return true;
+}
+
 void Step::upload() {
   for (size_t i = 0; i < deviceBuffers.size(); ++i)
     remat_cuda_upload(deviceBuffers[i], buffers[i], m.arguments[i].bytes());
@@ -270,4 +290,94 @@ double remat::readScalar(const TensorSpec &t, const void *data, int64_t i) {
     return fromBF16(static_cast<const uint16_t *>(data)[i]);
   return t.dtype == "f64" ? static_cast<const double *>(data)[i]
                           : static_cast<const float *>(data)[i];
+}
+
+//===----------------------------------------------------------------------===//
+// C API
+//===----------------------------------------------------------------------===//
+
+#include "remat/StepC.h"
+
+struct remat_step {
+  std::unique_ptr<Step> step;
+};
+
+static int fail(char *error, size_t size, const std::string &message) {
+  if (error && size) {
+    size_t n = std::min(size - 1, message.size());
+    std::memcpy(error, message.data(), n);
+    error[n] = 0;
+  }
+  return 1;
+}
+
+remat_step *remat_step_open(const char *manifest, char *error,
+                            size_t errorSize) {
+  std::string why;
+  std::unique_ptr<Step> step = Step::load(manifest ? manifest : "", why);
+  if (!step) {
+    fail(error, errorSize, why);
+    return nullptr;
+  }
+  return new remat_step{std::move(step)};
+}
+
+void remat_step_close(remat_step *step) { delete step; }
+
+int64_t remat_step_num_arguments(const remat_step *step) {
+  return static_cast<int64_t>(step->step->manifest().arguments.size());
+}
+
+void *remat_step_argument(remat_step *step, int64_t index) {
+  if (index < 0 || index >= remat_step_num_arguments(step))
+    return nullptr;
+  return step->step->argument(static_cast<size_t>(index));
+}
+
+int remat_step_bind_argument(remat_step *step, int64_t index, void *data,
+                             size_t bytes, char *error, size_t errorSize) {
+  std::string why;
+  if (index < 0 ||
+      !step->step->bindArgument(static_cast<size_t>(index), data, bytes, why))
+    return fail(error, errorSize,
+                why.empty() ? "negative argument index" : why);
+  return 0;
+}
+
+void remat_step_upload(remat_step *step) { step->step->upload(); }
+void remat_step_download(remat_step *step) { step->step->download(); }
+
+int remat_step_run(remat_step *step, double *loss, double *milliseconds,
+                   char *error, size_t errorSize) {
+  double ms = 0;
+  double l = step->step->run(&ms);
+  if (loss)
+    *loss = l;
+  if (milliseconds)
+    *milliseconds = ms;
+  return 0;
+}
+
+static remat_rt_stats statsOf(const remat_step *step) {
+  remat_rt_stats stats;
+  if (step->step->isCUDA())
+    remat_cuda_get_stats(&stats);
+  else
+    remat_rt_get_stats(&stats);
+  return stats;
+}
+
+int64_t remat_step_current_bytes(const remat_step *step) {
+  return statsOf(step).currentBytes;
+}
+
+int64_t remat_step_peak_bytes(const remat_step *step) {
+  return statsOf(step).peakBytes;
+}
+
+void remat_step_reset_peak(const remat_step *step) {
+  if (step->step->isCUDA())
+    remat_cuda_reset_peak();
+  else
+    remat_rt_reset_peak();
 }

@@ -35,6 +35,9 @@ public:
 
   /// The host copy of argument `i`; for CUDA, upload() sends it.
   void *argument(size_t i) { return buffers[i]; }
+  /// Makes argument `i` read `data` from the next run on (host memory on
+  /// the CPU, device memory for CUDA), or its own buffer again for null.
+  bool bindArgument(size_t i, void *data, size_t bytes, std::string &error);
   /// Copies the host arguments to the device (CUDA; a no-op on the CPU).
   void upload();
   /// Copies the device arguments (the updated parameters) back.

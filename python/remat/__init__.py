@@ -1,0 +1,20 @@
+"""Train a PyTorch model with Remat from a Python loop.
+
+    step = remat.compile(model, example_inputs=(x, y), loss="cross_entropy",
+                         memory_limit="50%")
+    for x, y in loader:
+        loss = step(x, y)        # one training step in this process
+    step.copy_to(model)          # the trained parameters back in the module
+    print(step.report())
+
+`compile` captures the model at the ATen level (python/remat_export.py),
+compiles the step with remat-compile under the memory limit, caches the
+result by content hash, and loads it into this process through the
+runtime's C API (libremat_runtime.so, over ctypes). Each call binds the
+batch's memory to the step's arguments without a copy and runs one step;
+parameters are updated in place in the step's own buffers.
+"""
+
+from ._step import RematError, Step, compile
+
+__all__ = ["RematError", "Step", "compile"]

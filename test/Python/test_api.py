@@ -1,0 +1,164 @@
+"""The Python API (python/remat): a step trained from a Python loop matches
+torch.optim's, remat changes no bit, the memory measured in this process is
+the plan's, and every bad input raises RematError. Run by api.test with
+PYTHONPATH=python, REMAT_BUILD and REMAT_CACHE set."""
+
+import pytest
+import torch
+
+import remat
+
+
+def small_cnn():
+    torch.manual_seed(0)
+    return torch.nn.Sequential(
+        torch.nn.Conv2d(1, 4, 3, padding=1), torch.nn.ReLU(),
+        torch.nn.Conv2d(4, 4, 3, padding=1), torch.nn.ReLU(),
+        torch.nn.Flatten(), torch.nn.Linear(4 * 8 * 8, 16), torch.nn.ReLU(),
+        torch.nn.Linear(16, 3)).double()
+
+
+def batch(seed):
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(32, 1, 8, 8, dtype=torch.float64, generator=g)
+    y = torch.randint(0, 3, (32,), generator=g)
+    return x, y
+
+
+def torch_sgd(model, batches, lr):
+    opt = torch.optim.SGD(model.parameters(), lr=lr)
+    losses = []
+    for x, y in batches:
+        opt.zero_grad()
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses
+
+
+@pytest.fixture(scope="module")
+def steps():
+    model = small_cnn()
+    example = batch(0)
+    none = remat.compile(model, example, learning_rate=0.05)
+    half = remat.compile(model, example, learning_rate=0.05,
+                         memory_limit="85%")
+    yield model, none, half
+    none.close()
+    half.close()
+
+
+def test_matches_torch_and_remat_changes_no_bit(steps):
+    model, none, half = steps
+    batches = [batch(s) for s in range(1, 6)]
+    reference = small_cnn()
+    expected = torch_sgd(reference, batches, 0.05)
+    start = none.state_dict()
+    got = [none(x, y) for x, y in batches]
+    half.load_state_dict(start)
+    got_half = [half(x, y) for x, y in batches]
+    assert got == pytest.approx(expected, rel=1e-10)
+    assert got_half == got  # bitwise
+    trained = small_cnn()
+    none.copy_to(trained)
+    for (name, p), q in zip(trained.named_parameters(),
+                            reference.parameters()):
+        assert torch.allclose(p, q, rtol=1e-10, atol=0), name
+    for name, value in half.state_dict().items():
+        assert torch.equal(value, none.state_dict()[name]), name
+    assert half.report()["predicted_peak_bytes"] < \
+        none.report()["predicted_peak_bytes"]
+    for step in (none, half):
+        r = step.report()
+        assert r["measured_peak_bytes"] == r["predicted_peak_bytes"], str(r)
+
+
+def test_numpy_batches_and_state_round_trip(steps):
+    _, none, _ = steps
+    x, y = batch(7)
+    saved = none.state_dict()
+    a = none(x.numpy(), y.numpy())
+    none.load_state_dict(saved)
+    b = none(x, y)
+    assert a == b
+
+
+def test_compiles_once_per_content(tmp_path, steps):
+    model, none, _ = steps
+    again = remat.compile(model, batch(0), learning_rate=0.05)
+    assert again.manifest == none.manifest
+    again.close()
+
+
+@pytest.mark.parametrize("args, message", [
+    (lambda x, y: (x,), "the step takes 2 tensors (input, labels), got 1"),
+    (lambda x, y: (x[:4], y), "input 'x': expected shape (32, 1, 8, 8)"),
+    (lambda x, y: (x.float(), y), "input 'x': expected dtype torch.float64"),
+    (lambda x, y: (x.transpose(2, 3), y), "is not contiguous"),
+    (lambda x, y: (x, y + 5), "label 'y': values must lie in [0, 3)"),
+    (lambda x, y: (x.tolist(), y), "expected a tensor or numpy array"),
+])
+def test_bad_batches(steps, args, message):
+    _, none, _ = steps
+    x, y = batch(1)
+    with pytest.raises(remat.RematError, match=_literal(message)):
+        none(*args(x, y))
+
+
+def test_bad_state_and_module(steps):
+    _, none, _ = steps
+    with pytest.raises(remat.RematError, match="missing parameters"):
+        none.load_state_dict({})
+    state = none.state_dict()
+    state["0.weight"] = torch.zeros(2, 2)
+    with pytest.raises(remat.RematError, match="parameter '0.weight' has shape"):
+        none.load_state_dict(state)
+    with pytest.raises(remat.RematError, match="the module has no parameters"):
+        none.copy_to(torch.nn.Linear(2, 2))
+
+
+def test_closed_step():
+    model = small_cnn()
+    step = remat.compile(model, batch(0))
+    step.close()
+    with pytest.raises(remat.RematError, match="the step was closed"):
+        step(*batch(1))
+
+
+def test_limit_below_reach_names_the_smallest():
+    with pytest.raises(remat.RematError,
+                       match="cannot be met: the smallest peak the 'auto' "
+                       "solver reaches is [0-9]+ bytes"):
+        remat.compile(small_cnn(), batch(0), memory_limit=1000)
+
+
+class Detached(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 3)
+
+    def forward(self, x):
+        return self.fc(x).detach() * 2
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: remat.compile(Detached().double(),
+                           (torch.randn(2, 4, dtype=torch.float64),
+                            torch.zeros(2, dtype=torch.int64))),
+     "aten.detach"),
+    (lambda: remat.compile(small_cnn(), batch(0), loss="hinge"),
+     "loss must be 'cross_entropy' or 'mse'"),
+    (lambda: remat.compile(small_cnn(), batch(0), target="tpu"),
+     "target must be 'cpu' or 'cuda'"),
+    (lambda: remat.compile(small_cnn(), (batch(0)[0],)),
+     "example_inputs must be (input, labels)"),
+])
+def test_bad_compiles(call, message):
+    with pytest.raises(remat.RematError, match=_literal(message)):
+        call()
+
+
+def _literal(text):
+    import re
+    return re.escape(text)
