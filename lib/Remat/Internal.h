@@ -12,7 +12,9 @@
 
 #include <limits>
 #include <optional>
+#include <string_view>
 #include <utility>
+#include <vector>
 
 namespace remat::detail {
 
@@ -91,10 +93,15 @@ PinningRun pinningWithWork(const Graph &graph, int64_t budget, int64_t maxWork,
 std::pair<SolveResult, SolveResult>
 pinningThenAnnealing(const Graph &graph, int64_t budget, int64_t evaluations);
 
-/// Test hook: auto's default answer without the annealing cycle it runs on
-/// graphs without a backward pass, and with it.
-std::pair<SolveResult, SolveResult>
-autoWithoutAndWithAnnealing(const Graph &graph, int64_t budget);
+/// auto's stages, in the order it runs them (Auto.cpp).
+std::vector<std::string_view> autoStageNames();
+
+/// auto's answer with the named stages left out; every name must be one of
+/// autoStageNames(). Where a stage is left out, the ones after it run on
+/// what the others found.
+SolveResult solveAutoWithout(const Graph &graph, int64_t budget,
+                             const SolverOptions &options,
+                             const std::vector<std::string_view> &skipped);
 
 /// Chen et al. 2016, the memory-budget variant: walking the layer
 /// boundaries in order, checkpoint one whenever the bytes since the last

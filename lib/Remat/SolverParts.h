@@ -201,27 +201,6 @@ constexpr size_t kExactGreedyNodes = 1000;
 /// changed no answer from 0.03 to 0.5 of its peak and took auto to 13 s.
 constexpr size_t kManyRunsNodes = 1000;
 
-/// Evaluations of the local search from auto's best answer (one costs a
-/// simulation of the schedule: about 25 microseconds on ResNet50).
-constexpr int kFinalSwapEvaluations = 1000;
-
-/// Evaluations of the swaps after the pinning search, on training graphs
-/// up to kExactGreedyNodes.
-/// On the sweep's budgets 300 lowered gpt at 0.275
-/// and 0.298 of its peak (1.4985x -> 1.4869x, 1.2764x -> 1.2648x) and
-/// ResNet50 at 0.108, 0.137 and 0.194, for 2.4% to 3.1% more instructions
-/// at ResNet50's slowest budgets; 1,000 lowered ResNet50 at 0.166 too
-/// (1.0968x -> 1.0965x) and 0.108 further (1.2673x), for 5% to 7%.
-constexpr int kPostPinningSwapEvaluations = 300;
-
-/// Where greedy's runs fit a training graph of at most kExactGreedyNodes,
-/// the winner's long search before the pinning search stops after this
-/// many evaluations, and the swaps after it get kFinalSwapEvaluations
-/// more: a start polished by a thousand swaps leads the pinning search to
-/// a dearer local optimum at some budgets (ResNet50 at 0.166 of its peak:
-/// 1.0968x, where 300 before and 1,300 after reach 1.0913x).
-constexpr int kSwapsBeforePinning = 300;
-
 /// The work (simulated computations, per graph node) of auto's pinning
 /// search from its best answer: on ResNet50 at its smallest budgets about
 /// 20 pins, 26 ms; on graphs up to kSmallGraphNodes, where pins are cheap,
@@ -246,14 +225,14 @@ constexpr double kPromoteShare = 0.15;
 /// After the pinning search, windows of this many consecutive movable
 /// values move one step toward Keep at once (PinningSearch::promoteWindows),
 /// with up to kWindowShare of kPinningWorkPerNode per node more. Measured
-/// on the sweep's budgets (single calls, side by side): windows of 16 with a tenth of the work lowered ResNet50 at 4
-/// budgets (0.171 of its peak: 1.0870x -> 1.0856x), MobileNet, resnet, n500
-/// and n1000 at 1, 1, 5 and 9, and raised none (a result is only taken if
-/// cheaper); 0.05 of the work lowered 3 of ResNet50's and none of
-/// MobileNet's, 0.15 no more than 0.1; windows of 16 and 8 with 0.3, 7 of
-/// ResNet50's, its median solve about 20% slower. Before the unpinning search
-/// instead, with the same total work, ResNet50 at 0.113 fell to 1.2011x but gpt
-/// and unet rose at one budget each.
+/// on the sweep's budgets (single calls, side by side): windows of 16 with a
+/// tenth of the work lowered ResNet50 at 4 budgets (0.171 of its peak: 1.0870x
+/// -> 1.0856x), MobileNet, resnet, n500 and n1000 at 1, 1, 5 and 9, and raised
+/// none (a result is only taken if cheaper); 0.05 of the work lowered 3 of
+/// ResNet50's and none of MobileNet's, 0.15 no more than 0.1; windows of 16 and
+/// 8 with 0.3, 7 of ResNet50's, its median solve about 20% slower. Before the
+/// unpinning search instead, with the same total work, ResNet50 at 0.113 fell
+/// to 1.2011x but gpt and unet rose at one budget each.
 constexpr size_t kWindowValues = 16;
 constexpr double kWindowShare = 0.1;
 
@@ -280,10 +259,6 @@ constexpr double kShiftShare = 0.3;
 /// dearer at a third of the budgets changed.
 constexpr double kPinGiveUpMargin = 0.05;
 
-/// On graphs up to kSmallGraphNodes, the pinning search also starts from
-/// this many more of auto's answers, the cheapest distinct ones.
-constexpr size_t kMorePinningStarts = 3;
-
 /// Graphs up to this size, where a greedy run costs a millisecond or two,
 /// get more of them: greedy consults its ladder wherever its run gets
 /// stuck, even when a retry fits (the ladder's states are sometimes
@@ -291,11 +266,6 @@ constexpr size_t kMorePinningStarts = 3;
 /// ladder with exact scoring wherever that run fails, and runs at more
 /// budgets below the one asked for.
 constexpr size_t kSmallGraphNodes = 256;
-
-/// Auto's greedy run from the cost bound's cover runs only where that
-/// start peaks at most this many times the budget (on the sweep's budgets
-/// it led somewhere cheaper only where the start peaked under 1.95 times).
-constexpr int64_t kCoverStartPeak = 2;
 
 /// Where greedy's run gets stuck, it runs again at these fractions of the
 /// budget before it turns to its ladder: its path depends on the budget,
@@ -349,6 +319,60 @@ constexpr double kDefaultAnnealExtra = 0.1;
 constexpr int64_t kDefaultAnnealCycles = 3;
 constexpr double kDefaultAnnealMinGain = 0.01;
 
+/// auto's knobs for one graph (forGraph): which of its stages apply by the
+/// graph's kind and size, and the work each may take.
+struct AutoTuning {
+  /// The graph marks a backward pass.
+  bool training = false;
+  /// At most kSmallGraphNodes nodes: more greedy runs (the ladders, runs
+  /// at more budgets below the one asked for, the run without the cache)
+  /// and more starts for the pinning search.
+  bool small = false;
+  /// At most kExactGreedyNodes nodes: greedy with exact scoring and its
+  /// ladder, and on training graphs swaps after the pinning search.
+  bool exactGreedy = false;
+  /// Fractions of the budget greedy's runs also aim at where greedy's own
+  /// answer did not retry (graphs of at most kManyRunsNodes nodes): its
+  /// path depends on the budget, so a slightly smaller one can lead to a
+  /// cheaper answer that also fits this one; this removes most of the
+  /// cases where a larger budget cost more.
+  std::vector<double> retryFractions;
+  /// Fractions tried whether or not greedy retried (small graphs look
+  /// further down).
+  std::vector<double> deeperRetryFractions;
+  /// Evaluations of the swaps from each of greedy's answers.
+  int swapEvaluations = 150;
+  /// Evaluations of the long search from the best answer (one costs a
+  /// simulation of the schedule: about 25 microseconds on ResNet50).
+  int finalSwapEvaluations = 1000;
+  /// Where greedy's runs fit a training graph with exactGreedy, the long
+  /// search before the pinning search stops after this many evaluations
+  /// and the swaps after it get finalSwapEvaluations more: a start
+  /// polished by a thousand swaps leads the pinning search to a dearer
+  /// local optimum at some budgets (ResNet50 at 0.166 of its peak:
+  /// 1.0968x, where 300 before and 1,300 after reach 1.0913x).
+  int swapsBeforePinning = 300;
+  /// Evaluations of the swaps after the pinning search. On the sweep's
+  /// budgets 300 lowered gpt at 0.275 and 0.298 of its peak and ResNet50
+  /// at 0.108, 0.137 and 0.194 (2.4% to 3.1% more instructions at
+  /// ResNet50's slowest budgets); 1,000 lowered ResNet50 at 0.166 too,
+  /// for 5% to 7%.
+  int postPinningSwapEvaluations = 300;
+  /// On small graphs the pinning search also starts from this many more
+  /// of auto's answers, the cheapest distinct ones.
+  size_t morePinningStarts = 0;
+  /// The greedy run from the cost bound's cover runs only where that
+  /// start peaks at most this many times the budget (on the sweep's
+  /// budgets it led somewhere cheaper only where the start peaked under
+  /// 1.95 times).
+  int64_t coverStartPeak = 2;
+  /// Annealing ends the default search (graphs without a backward pass,
+  /// see kDefaultAnnealExtra).
+  bool annealByDefault = false;
+
+  static AutoTuning forGraph(const Graph &graph);
+};
+
 //===----------------------------------------------------------------------===//
 // Entry points between the solver files
 //===----------------------------------------------------------------------===//
@@ -368,8 +392,7 @@ SolveResult solveGreedy(const Graph &graph, int64_t budget,
 SolveResult solveAuto(const Graph &graph, int64_t budget,
                       const SolverOptions &options);
 SolveResult solveAutoCarrying(const Graph &graph, int64_t budget,
-                              const SolverOptions &options, Carried *carried,
-                              bool defaultAnnealing = true);
+                              const SolverOptions &options, Carried *carried);
 
 /// The checkpoint candidates that are cut vertices of the forward pass.
 std::vector<NodeId> articulationCandidates(const Graph &graph);

@@ -983,7 +983,9 @@ TEST(Auto, WithoutABackwardPassAnnealsWhereRecomputationIsLarge) {
     SolveResult none = solve("none", g, kNoBudget);
     for (double f : {0.8, 0.7, 0.6, 0.5}) {
       int64_t budget = static_cast<int64_t>(none.peakBytes * f);
-      auto [without, with] = detail::autoWithoutAndWithAnnealing(g, budget);
+      SolveResult without =
+          detail::solveAutoWithout(g, budget, {}, {"annealing"});
+      SolveResult with = solve("auto", g, budget);
       if (!without.feasible)
         continue;
       ++runs;
@@ -1001,9 +1003,57 @@ TEST(Auto, WithoutABackwardPassAnnealsWhereRecomputationIsLarge) {
   for (unsigned seed = 0; seed < 4; ++seed) {
     Graph g = test::randomTrainingGraph(700 + seed, 20 + 5 * seed);
     int64_t budget = solve("none", g, kNoBudget).peakBytes * 45 / 100;
-    auto [without, with] = detail::autoWithoutAndWithAnnealing(g, budget);
+    SolveResult without =
+        detail::solveAutoWithout(g, budget, {}, {"annealing"});
+    SolveResult with = solve("auto", g, budget);
     EXPECT_EQ(without.cost, with.cost) << "seed " << seed;
     EXPECT_EQ(without.schedule, with.schedule) << "seed " << seed;
+  }
+}
+
+TEST(Auto, EveryStageCanBeLeftOutAndTheAnswerStaysWithinTheBudget) {
+  // auto's stages run on what the others found: with any one left out,
+  // the answer is a valid schedule that keeps its budget wherever it says
+  // it fits, and the full auto is never dearer than greedy alone nor than
+  // greedy's first run (the "greedy" stage alone).
+  std::vector<std::string_view> names = detail::autoStageNames();
+  ASSERT_GE(names.size(), 10u);
+  for (size_t i = 0; i < names.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      EXPECT_NE(names[i], names[j]);
+  std::vector<Graph> graphs = {test::randomTrainingGraph(310, 24),
+                               test::randomLayeredGraph(311, 10, 4)};
+  for (const Graph &g : graphs) {
+    int64_t peak = solve("none", g, kNoBudget).peakBytes;
+    for (double f : {0.7, 0.45}) {
+      int64_t budget = static_cast<int64_t>(peak * f);
+      SolveResult greedy = solve("greedy", g, budget);
+      SolveResult full = solve("auto", g, budget);
+      if (greedy.feasible) {
+        EXPECT_TRUE(full.feasible);
+        EXPECT_LE(full.cost, greedy.cost + 1e-9);
+      }
+      for (std::string_view name : names) {
+        SolveResult r = detail::solveAutoWithout(g, budget, {}, {name});
+        SimResult sim = simulate(g, r.schedule);
+        ASSERT_TRUE(sim.valid) << name << ": " << sim.error;
+        EXPECT_DOUBLE_EQ(sim.cost, r.cost) << name;
+        if (r.feasible) {
+          EXPECT_LE(sim.peakBytes, budget) << name;
+        }
+      }
+      std::vector<std::string_view> improving;
+      for (std::string_view name : names)
+        if (name != "greedy")
+          improving.push_back(name);
+      SolveResult only = detail::solveAutoWithout(g, budget, {}, improving);
+      SimResult sim = simulate(g, only.schedule);
+      ASSERT_TRUE(sim.valid) << sim.error;
+      if (only.feasible) {
+        EXPECT_TRUE(full.feasible);
+        EXPECT_LE(full.cost, only.cost + 1e-9);
+      }
+    }
   }
 }
 
