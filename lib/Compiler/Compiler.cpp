@@ -66,7 +66,7 @@ LogicalResult mlir::remat::verifyCompileOptions(const CompileOptions &o,
       return fail("--emit=gpu, nvvm, ptx and cubin are for --target=cuda");
     return success();
   }
-  if (o.testGPUMapping)
+  if (o.gpuMappingOnHost)
     return fail("--test-gpu-mapping is for --target=cpu");
   auto chips = cudaChips();
   if (llvm::none_of(chips, [&](auto c) { return c.first == o.gpu.chip; })) {
@@ -203,13 +203,12 @@ static LogicalResult lowerForCPU(StageRunner &stages, const CompileOptions &o) {
   return stages.run("bufferize and lower to LLVM", [&](OpPassManager &pm) {
     if (failed(buildBufferizationStage(pm)))
       return failure();
-    if (o.testGPUMapping) {
-      // The GPU mapping's loops are what --test-gpu-mapping checks.
+    if (o.gpuMappingOnHost) {
       if (failed(buildGPUMappingStage(pm, o.gpu, /*outline=*/false)))
         return failure();
-      pm.addNestedPass<func::FuncOp>(createRematTestGPUToLoops());
+      o.gpuMappingOnHost(pm);
     }
-    return buildCPUToLLVMStage(pm, o.cpuConvKernels && !o.testGPUMapping);
+    return buildCPUToLLVMStage(pm, o.cpuConvKernels && !o.gpuMappingOnHost);
   });
 }
 

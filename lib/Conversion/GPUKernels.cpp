@@ -2,6 +2,7 @@
 
 #include "GPUKernels.h"
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
@@ -16,17 +17,22 @@ Value mlir::remat::detail::indexConst(OpBuilder &b, Location loc, int64_t v) {
 SmallVector<Value> mlir::remat::detail::delinearize(OpBuilder &b, Location loc,
                                                     Value linear,
                                                     ArrayRef<Dim> dims) {
-  SmallVector<Value> ivs(dims.size());
-  Value rest = linear;
-  for (int d = static_cast<int>(dims.size()) - 1; d >= 0; --d) {
-    Value extent = indexConst(b, loc, dims[d].extent);
-    Value pos = d == 0 ? rest : arith::RemUIOp::create(b, loc, rest, extent);
-    if (d > 0)
-      rest = arith::DivUIOp::create(b, loc, rest, extent);
-    ivs[d] = arith::AddIOp::create(
-        b, loc,
-        arith::MulIOp::create(b, loc, pos, indexConst(b, loc, dims[d].step)),
-        indexConst(b, loc, dims[d].lower));
+  SmallVector<Value> ivs;
+  if (dims.size() == 1) {
+    ivs.push_back(linear);
+  } else if (!dims.empty()) {
+    SmallVector<int64_t> basis;
+    for (const Dim &d : dims)
+      basis.push_back(d.extent);
+    llvm::append_range(ivs, affine::AffineDelinearizeIndexOp::create(
+                                b, loc, linear, basis, /*hasOuterBound=*/true)
+                                .getResults());
+  }
+  for (auto [iv, d] : llvm::zip_equal(ivs, dims)) {
+    if (d.step != 1)
+      iv = arith::MulIOp::create(b, loc, iv, indexConst(b, loc, d.step));
+    if (d.lower != 0)
+      iv = arith::AddIOp::create(b, loc, iv, indexConst(b, loc, d.lower));
   }
   return ivs;
 }

@@ -2,7 +2,8 @@
 //
 // Kernels over linearized static iteration spaces, and the pieces of block
 // reductions (a block of threads per output, combined in a fixed tree):
-// shared by remat-map-to-gpu's kernel kinds and the test emulator.
+// shared by remat-map-to-gpu's kernel kinds (GPUMapping.h) and the test
+// emulator (test/lib/TestGPUToLoops.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,7 +21,9 @@ struct Dim {
 
 Value indexConst(OpBuilder &b, Location loc, int64_t v);
 
-/// The indices of `dims` (innermost fastest) at linear position `linear`.
+/// The indices of `dims` (innermost fastest) at linear position `linear`:
+/// affine.delinearize_index over the extents, then each dimension's step
+/// and lower bound.
 SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value linear,
                                ArrayRef<Dim> dims);
 

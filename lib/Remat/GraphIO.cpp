@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "remat/Remat/GraphIO.h"
+#include "remat/Remat/Solvers.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
@@ -377,5 +378,31 @@ bool remat::readGraphFile(const std::string &path, GraphFile &out,
   // A file without a graph name is named by its own.
   if (out.name.empty())
     out.name = llvm::sys::path::stem(path).str();
+  return true;
+}
+
+bool remat::parseBudgets(const std::string &text, int64_t peakBytes,
+                         std::vector<int64_t> &budgets, std::string &error) {
+  llvm::SmallVector<llvm::StringRef> parts;
+  llvm::StringRef(text).split(parts, ',');
+  for (llvm::StringRef part : parts) {
+    part = part.trim();
+    int64_t budget;
+    double value;
+    if (part.ends_with("x") && !part.drop_back().getAsDouble(value) &&
+        value > 0 && std::isfinite(value)) {
+      // Past what 64 bits hold the cast would wrap to a negative budget.
+      double bytes = std::floor(value * static_cast<double>(peakBytes));
+      budget = bytes < static_cast<double>(kNoBudget)
+                   ? static_cast<int64_t>(bytes)
+                   : kNoBudget;
+    } else if (part.getAsInteger(10, budget) || budget <= 0) {
+      error = "malformed budget '" + part.str() +
+              "': expected a positive number of bytes or a fraction of the "
+              "no-remat peak such as 0.7x (several: a comma-separated list)";
+      return false;
+    }
+    budgets.push_back(budget);
+  }
   return true;
 }

@@ -486,3 +486,21 @@ SolveResult remat::solve(std::string_view name, const Graph &graph,
   }
   return {};
 }
+
+std::optional<double> remat::measureAgainstBound(const Graph &graph,
+                                                 int64_t budget,
+                                                 CostBoundEffort effort,
+                                                 double cost, SolveResult &r) {
+  double bound = graph.costLowerBound(budget, effort);
+  if (std::isfinite(bound) && (!r.lowerBound || *r.lowerBound < bound))
+    r.lowerBound = bound;
+  if (r.feasible && r.lowerBound && meetsLowerBound(cost, *r.lowerBound))
+    r.optimal = true;
+  if (!r.feasible && !std::isfinite(bound))
+    r.optimal = true; // no in-order schedule fits at all
+  if (!r.feasible || !r.lowerBound || !(cost > 0))
+    return std::nullopt;
+  if (r.optimal && *r.optimal)
+    return 0.0;
+  return std::max(0.0, (cost - *r.lowerBound) / cost);
+}

@@ -2,17 +2,17 @@
 
 // A 2-D parallel nest becomes one kernel over 6 x 300 = 1800 threads in
 // blocks of 256 (8 blocks, the last one guarded); the column index varies
-// fastest. Allocation and free stay on the host, in place, as gpu ops.
+// fastest (affine.delinearize_index). Allocation and free stay on the
+// host, in place, as gpu ops.
 // CHECK-LABEL: func.func @parallel
 // CHECK:         %[[A:.*]] = gpu.alloc () : memref<6x300xf32>
 // CHECK:         gpu.launch blocks({{.*}}) in ({{.*}} = %c8{{.*}}, {{.*}} = %c1{{.*}}, {{.*}} = %c1{{.*}}) threads({{.*}}) in ({{.*}} = %c256{{.*}}, {{.*}} = %c1{{.*}}, {{.*}} = %c1{{.*}})
 // CHECK:           %[[ID:.*]] = arith.addi
 // CHECK:           %[[IN:.*]] = arith.cmpi ult, %[[ID]], %c1800
 // CHECK:           scf.if %[[IN]] {
-// CHECK:             %[[J:.*]] = arith.remui %[[ID]], %c300
-// CHECK:             %[[I:.*]] = arith.divui %[[ID]], %c300
-// CHECK:             memref.load %arg0[%{{.*}}, %{{.*}}]
-// CHECK:             memref.store {{.*}}, %[[A]]
+// CHECK:             %[[IJ:.*]]:2 = affine.delinearize_index %[[ID]] into (6, 300)
+// CHECK:             memref.load %arg0[%[[IJ]]#0, %[[IJ]]#1]
+// CHECK:             memref.store {{.*}}, %[[A]][%[[IJ]]#0, %[[IJ]]#1]
 // CHECK:           gpu.terminator
 // CHECK:         gpu.dealloc %[[A]]
 func.func @parallel(%x: memref<6x300xf32>) {
@@ -64,7 +64,7 @@ func.func @column_sum(%x: memref<128x64xf32>, %out: memref<64xf32>) {
 // levels); the unmarked inner reduction stays a loop in each thread.
 // CHECK-LABEL: func.func @rows
 // CHECK:         gpu.launch blocks({{.*}}) in ({{.*}} = %c1{{.*}}, {{.*}}) threads({{.*}}) in ({{.*}} = %c32{{.*}},
-// CHECK:           arith.remui {{.*}}, %c8
+// CHECK:           affine.delinearize_index {{.*}} into (4, 8)
 // CHECK:           scf.for {{.*}} iter_args
 // CHECK-NOT:     scf.for
 // CHECK:         return
@@ -152,7 +152,7 @@ func.func @ordered(%x: memref<f32>, %y: memref<f32>) {
 // the reduction a loop in registers, the output read and written once.
 // CHECK-LABEL: func.func @matmul
 // CHECK:         gpu.launch blocks({{.*}}) in ({{.*}} = %c2{{.*}}, {{.*}}) threads({{.*}}) in ({{.*}} = %c256{{.*}},
-// CHECK:           %[[J:.*]] = arith.remui %{{.*}}, %c16
+// CHECK:           affine.delinearize_index {{.*}} into (32, 16)
 // CHECK:           %[[C:.*]] = memref.load %arg2
 // CHECK:           %[[S:.*]] = scf.for %[[K:.*]] = %{{.*}} to %c8{{.*}} iter_args(%[[ACC:.*]] = %[[C]]) -> (f32) {
 // CHECK:             memref.load %arg0[%{{.*}}, %[[K]]]

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TestPasses.h"
 #include "remat/Compiler/Compiler.h"
 #include "remat/InitAll.h"
 #include "remat/Target/Target.h"
@@ -45,8 +46,7 @@ static auto chip = flag<std::string>(
 static auto cudaPath = flag<std::string>(
     "cuda-path", "CUDA toolkit with bin/ptxas (default: searched)");
 static auto testGPUMapping = flag<bool>(
-    "test-gpu-mapping",
-    "CPU target: map to GPU kernels, then run their threads as host loops",
+    "test-gpu-mapping", "CPU: map to GPU kernels, run their threads as loops",
     cl::Hidden);
 static auto cpuConvKernels = flag<bool>(
     "cpu-conv-kernels", "CPU: convolutions through the runtime's kernels",
@@ -102,7 +102,8 @@ static CompileOptions optionsFromFlags() {
   o.gpu.mapping.registerTile = registerTile;
   o.cudaPath = cudaPath;
   o.cpuConvKernels = cpuConvKernels;
-  o.testGPUMapping = testGPUMapping;
+  if (testGPUMapping)
+    o.gpuMappingOnHost = test::addTestGPUToLoopsPass;
   o.optLevel = optLevel;
   o.stopAfter = emit;
   return o;

@@ -92,29 +92,8 @@ int main(int argc, char **argv) {
 
   SolveResult base = solve("none", file.graph, kNoBudget);
   std::vector<int64_t> budgets;
-  llvm::SmallVector<llvm::StringRef> parts;
-  llvm::StringRef(budgetText).split(parts, ',');
-  for (llvm::StringRef text : parts) {
-    text = text.trim();
-    int64_t budget;
-    double value;
-    if (text.ends_with("x") && !text.drop_back().getAsDouble(value) &&
-        value > 0 && std::isfinite(value)) {
-      // A fraction past what 64 bits hold is no limit at all (the cast
-      // would wrap to a negative budget).
-      double bytes = std::floor(value * static_cast<double>(base.peakBytes));
-      budget = bytes < static_cast<double>(kNoBudget)
-                   ? static_cast<int64_t>(bytes)
-                   : kNoBudget;
-    } else if (!text.getAsInteger(10, budget) && budget > 0) {
-    } else {
-      return fail("malformed budget '" + text.str() +
-                  "': expected a positive number of bytes or a fraction of "
-                  "the no-remat peak such as 0.7x (several: a comma-separated "
-                  "list)");
-    }
-    budgets.push_back(budget);
-  }
+  if (!parseBudgets(budgetText, base.peakBytes, budgets, error))
+    return fail(error);
 
   SolverOptions options;
   options.timeLimitSeconds = timeLimit;
@@ -136,27 +115,13 @@ int main(int argc, char **argv) {
     // A graph whose nodes all cost nothing: every schedule costs what the
     // one without remat does.
     double overhead = base.cost > 0 ? sim.cost / base.cost : 1.0;
-    // Every answer is measured against the graph's cost bound (outside the
-    // solve time): it proves heuristics' answers optimal where they meet
-    // it, and a budget no schedule can meet where it is infinite.
+    // Outside the solve time.
     auto b0 = std::chrono::steady_clock::now();
-    double bound = file.graph.costLowerBound(budget, boundEffort);
+    std::optional<double> gap =
+        measureAgainstBound(file.graph, budget, boundEffort, sim.cost, r);
     double boundMs = std::chrono::duration<double, std::milli>(
                          std::chrono::steady_clock::now() - b0)
                          .count();
-    if (std::isfinite(bound) && (!r.lowerBound || *r.lowerBound < bound))
-      r.lowerBound = bound;
-    if (r.feasible && r.lowerBound && meetsLowerBound(sim.cost, *r.lowerBound))
-      r.optimal = true;
-    if (!r.feasible && !std::isfinite(bound))
-      r.optimal = true; // no in-order schedule fits at all
-    // The relative gap of MIP solvers: how much of the answer's cost the
-    // bound leaves unproven (0 where it is optimal).
-    std::optional<double> gap;
-    if (r.feasible && r.lowerBound && sim.cost > 0)
-      gap = r.optimal && *r.optimal
-                ? 0.0
-                : std::max(0.0, (sim.cost - *r.lowerBound) / sim.cost);
 
     if (json) {
       llvm::json::Array events;

@@ -17,6 +17,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/Timing.h"
 
+#include <functional>
 #include <optional>
 
 namespace mlir::remat {
@@ -60,8 +61,11 @@ struct CompileOptions {
   std::string cudaPath;
   /// CPU: convolutions through the runtime's kernels (else loop nests).
   bool cpuConvKernels = true;
-  /// CPU: map to GPU kernels, then run their threads as host loops.
-  bool testGPUMapping = false;
+  /// CPU, for tests: when set, the step is mapped to GPU kernels as for
+  /// CUDA and these passes, added after the mapping, must turn the kernels
+  /// back into host code (remat-compile's --test-gpu-mapping adds
+  /// test/lib's remat-test-gpu-to-loops).
+  std::function<void(OpPassManager &)> gpuMappingOnHost;
   /// LLVM optimization level of the host code, 0 to 3.
   unsigned optLevel = 3;
   CompileStage stopAfter = CompileStage::Shared;

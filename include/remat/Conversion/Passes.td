@@ -173,24 +173,4 @@ def RematMergeGPUModules : Pass<"remat-merge-gpu-modules", "ModuleOp"> {
   }];
 }
 
-def RematTestGPUToLoops : Pass<"remat-test-gpu-to-loops", "func::FuncOp"> {
-  let summary = "Runs remat-map-to-gpu's kernels as host loops (for tests)";
-  let description = [{
-    Replaces each `gpu.launch` built by `remat-map-to-gpu` with loops over
-    its blocks and threads, and `gpu.alloc` / `gpu.dealloc` with their
-    memref forms, so that the CPU pipeline can run the GPU mapping and
-    tests can compare it with the CPU build without a GPU. Within a block,
-    each stretch between barriers runs for every thread before the next
-    (what a barrier guarantees); per-thread values used across a barrier go
-    through a stack slot per thread, and a loop containing barriers (same
-    bounds in every thread) runs on the host with its iteration values in
-    slots. Workgroup memory is a stack buffer. Barriers elsewhere (under
-    `scf.if`), a block size that is not constant in a kernel with
-    barriers, private memory, and memrefs live across a barrier are
-    errors.
-  }];
-  let dependentDialects = ["::mlir::scf::SCFDialect",
-                           "::mlir::memref::MemRefDialect"];
-}
-
 #endif // REMAT_CONVERSION_PASSES_TD

@@ -12,7 +12,9 @@
 
 #include "remat/Remat/Graph.h"
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 namespace remat {
 
@@ -34,6 +36,12 @@ std::string writeGraph(const Graph &graph, const std::string &name);
 
 /// Reads and parses a file; errors name the file.
 bool readGraphFile(const std::string &path, GraphFile &out, std::string &error);
+
+/// Parses a comma-separated list of budgets, each a positive number of
+/// bytes or a fraction of `peakBytes` such as 0.7x (a fraction past what 64
+/// bits hold is kNoBudget). On failure returns false and sets `error`.
+bool parseBudgets(const std::string &text, int64_t peakBytes,
+                  std::vector<int64_t> &budgets, std::string &error);
 
 } // namespace remat
 

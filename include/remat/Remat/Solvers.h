@@ -44,6 +44,16 @@ struct SolveResult {
   std::optional<double> lowerBound;
 };
 
+/// Measures answer `r` at `budget`, whose schedule costs `cost`, against
+/// the graph's cost lower bound (`effort`): it proves an answer optimal
+/// where they meet, and a budget no schedule can meet where it is infinite.
+/// Raises r.lowerBound to it and sets r.optimal accordingly; returns the
+/// relative gap the bound leaves unproven (0 where optimal; none without
+/// a feasible answer, a bound or a cost).
+std::optional<double> measureAgainstBound(const Graph &graph, int64_t budget,
+                                          CostBoundEffort effort, double cost,
+                                          SolveResult &r);
+
 /// Whether a lower bound proves `cost` optimal: they meet, to a millionth
 /// of the cost (what the LP relaxation's tolerance leaves).
 inline bool meetsLowerBound(double cost, double bound) {

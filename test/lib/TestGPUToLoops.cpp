@@ -1,20 +1,27 @@
-//===- GPUEmulator.cpp - GPU kernels as host loops, for tests -------------===//
+//===- TestGPUToLoops.cpp - GPU kernels as host loops, for tests ---------===//
 //
-// remat-test-gpu-to-loops: runs each gpu.launch's threads as loops on the
-// host, so that the GPU mapping's kernels are checked against the CPU
-// without a GPU.
+// remat-test-gpu-to-loops replaces each gpu.launch built by
+// remat-map-to-gpu with loops over its blocks and threads, and gpu.alloc /
+// gpu.dealloc with their memref forms, so that the CPU pipeline can run the
+// GPU mapping and tests can compare it with the CPU build without a GPU.
+// Within a block, each stretch between barriers runs for every thread
+// before the next (what a barrier guarantees); per-thread values used
+// across a barrier go through a stack slot per thread, and a loop
+// containing barriers (same bounds in every thread) runs on the host with
+// its iteration values in slots. Workgroup memory is a stack buffer.
+// Barriers elsewhere (under scf.if), a block size that is not constant in a
+// kernel with barriers, private memory, and memrefs live across a barrier
+// are errors. Registered only in remat-opt; remat-compile adds it for
+// --test-gpu-mapping.
 //
 //===----------------------------------------------------------------------===//
+
+#include "TestPasses.h"
 
 #include "GPUKernels.h"
 
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/IR/IRMapping.h"
-
-namespace mlir::remat {
-#define GEN_PASS_DEF_REMATTESTGPUTOLOOPS
-#include "remat/Conversion/Passes.h.inc"
-} // namespace mlir::remat
 
 using namespace mlir;
 using namespace mlir::remat;
@@ -267,7 +274,17 @@ private:
 /// Runs kernels as loops on the host (see KernelEmulator), and device
 /// allocations as host ones, so the CPU can check the mapping.
 struct TestGPUToLoopsPass
-    : public mlir::remat::impl::RematTestGPUToLoopsBase<TestGPUToLoopsPass> {
+    : public PassWrapper<TestGPUToLoopsPass, OperationPass<func::FuncOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(TestGPUToLoopsPass)
+
+  StringRef getArgument() const final { return "remat-test-gpu-to-loops"; }
+  StringRef getDescription() const final {
+    return "Runs remat-map-to-gpu's kernels as host loops (for tests)";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<scf::SCFDialect, memref::MemRefDialect>();
+  }
+
   void runOnOperation() override {
     SmallVector<gpu::LaunchOp> launches;
     getOperation().walk([&](gpu::LaunchOp l) { launches.push_back(l); });
@@ -303,3 +320,15 @@ struct TestGPUToLoopsPass
   }
 };
 } // namespace
+
+std::unique_ptr<Pass> mlir::remat::test::createTestGPUToLoopsPass() {
+  return std::make_unique<TestGPUToLoopsPass>();
+}
+
+void mlir::remat::test::addTestGPUToLoopsPass(OpPassManager &pm) {
+  pm.addNestedPass<func::FuncOp>(createTestGPUToLoopsPass());
+}
+
+void mlir::remat::test::registerTestPasses() {
+  PassRegistration<TestGPUToLoopsPass>();
+}
