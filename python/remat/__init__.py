@@ -13,8 +13,13 @@ result by content hash, and loads it into this process through the
 runtime's C API (libremat_runtime.so, over ctypes). Each call binds the
 batch's memory to the step's arguments without a copy and runs one step;
 parameters are updated in place in the step's own buffers.
+
+`max_batch(build_model, input_for_batch, "16GiB")` finds the largest batch
+whose step fits a memory size, per solver, by the compiler's plan
+(also `python3 -m remat max-batch`).
 """
 
+from ._batch import max_batch
 from ._step import RematError, Step, compile
 
-__all__ = ["RematError", "Step", "compile"]
+__all__ = ["RematError", "Step", "compile", "max_batch"]
