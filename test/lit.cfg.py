@@ -44,3 +44,8 @@ import subprocess
 if subprocess.run(["/usr/bin/python3", "-c", "import torch"],
                   capture_output=True).returncode == 0:
     config.available_features.add("torch")
+# The digits example reads scikit-learn's bundled data and plots with
+# matplotlib (python3-sklearn, python3-matplotlib; utils/setup.sh).
+if subprocess.run(["/usr/bin/python3", "-c", "import sklearn, matplotlib"],
+                  capture_output=True).returncode == 0:
+    config.available_features.add("sklearn")

@@ -6,12 +6,12 @@ set -euo pipefail
 
 packages=(cmake ninja-build g++ python3 llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
           libopenblas-dev libgtest-dev coinor-libcbc-dev libboost-dev pkg-config)
-# The PyTorch exporter's and the Python API's tests (pytest) and the
-# side-by-side bench need PyTorch
-# (about 1 GB); the demo does not.
+# The PyTorch exporter's and the Python API's tests (pytest), the digits
+# example (scikit-learn's bundled data, matplotlib) and the side-by-side
+# bench need PyTorch (about 1 GB); the demo does not.
 if [ "${1:-}" = "--with-torch" ]; then
   packages+=(python3-torch python3-torchvision python3-networkx python3-numpy
-             python3-pytest)
+             python3-pytest python3-sklearn python3-matplotlib)
 fi
 missing=()
 for p in "${packages[@]}"; do

@@ -135,9 +135,11 @@ FailureOr<StepGraph> mlir::remat::buildStepGraph(func::FuncOp func) {
     node.bytes = train::getTensorBytes(type);
     node.argument = true;
     node.recomputable = false;
-    (train::getArgRole(func, arg.getArgNumber()) == train::Role::param
-         ? step.paramBytes
-         : step.dataBytes) += node.bytes;
+    std::optional<train::Role> role =
+        train::getArgRole(func, arg.getArgNumber());
+    (role == train::Role::param   ? step.paramBytes
+     : role == train::Role::state ? step.stateBytes
+                                  : step.dataBytes) += node.bytes;
     addValue(std::move(node), arg, nullptr);
   }
 
@@ -224,6 +226,7 @@ FailureOr<MemoryReport> mlir::remat::analyzeMemory(func::FuncOp func) {
   report.peakBytes = sim.peakBytes;
   report.paramBytes = step->paramBytes;
   report.dataBytes = step->dataBytes;
+  report.stateBytes = step->stateBytes;
   report.fixedBytes = graph.argumentBytes();
   report.cost = sim.cost;
   // Replay up to the peak to list what is resident there.

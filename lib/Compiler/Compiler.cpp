@@ -45,6 +45,50 @@ ArrayRef<CompileStageInfo> mlir::remat::compileStages() {
   return stages;
 }
 
+LogicalResult mlir::remat::parseOptimizer(StringRef spec,
+                                          train::TrainAutodiffOptions &o,
+                                          std::string &error) {
+  auto [name, rest] = spec.split(':');
+  if (name != "sgd" && name != "adam" && name != "adamw") {
+    error = ("unknown optimizer '" + name + "'; expected sgd, adam or adamw")
+                .str();
+    return failure();
+  }
+  o.optimizer = name.str();
+  SmallVector<StringRef> items;
+  rest.split(items, ',', -1, /*KeepEmpty=*/false);
+  for (StringRef item : items) {
+    auto [key, value] = item.trim().split('=');
+    if (key == "nesterov" && (value.empty() || value == "true" ||
+                              value == "false")) {
+      o.nesterov = value != "false";
+      continue;
+    }
+    double *field = StringSwitch<double *>(key)
+                        .Case("momentum", &o.momentum)
+                        .Case("dampening", &o.dampening)
+                        .Case("weight-decay", &o.weightDecay)
+                        .Case("beta1", &o.beta1)
+                        .Case("beta2", &o.beta2)
+                        .Case("eps", &o.eps)
+                        .Default(nullptr);
+    if (!field) {
+      error = ("unknown optimizer option '" + key +
+               "'; expected momentum, dampening, nesterov, weight-decay, "
+               "beta1, beta2 or eps")
+                  .str();
+      return failure();
+    }
+    if (value.trim().getAsDouble(*field) || !std::isfinite(*field)) {
+      error = ("optimizer option '" + key + "' needs a number, got '" +
+               value + "'")
+                  .str();
+      return failure();
+    }
+  }
+  return success();
+}
+
 LogicalResult mlir::remat::verifyCompileOptions(const CompileOptions &o,
                                                 std::string &error) {
   auto fail = [&](const Twine &message) {
@@ -292,13 +336,15 @@ mlir::remat::compileStep(ModuleOp module, const CompileOptions &o,
     m.searchSeconds = o.remat->searchSeconds;
   }
   FailureOr<MemoryReport> after = analyzeMemory(*model);
-  if (failed(after) || failed(detail::describeStep(*model, m)))
+  if (failed(after) ||
+      failed(detail::describeStep(*model, o.autodiff.learningRate, m)))
     return failure();
   m.predictedPeak = after->peakBytes;
   m.predictedCost = after->cost;
   m.fixedBytes = after->fixedBytes;
   m.paramBytes = after->paramBytes;
   m.dataBytes = after->dataBytes;
+  m.stateBytes = after->stateBytes;
   if (o.target == "cuda")
     m.chip = o.gpu.chip;
   if (o.stopAfter == CompileStage::Step)

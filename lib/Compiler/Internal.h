@@ -13,8 +13,10 @@ namespace mlir::remat::detail {
 /// The one function with `train.role` arguments (or `train.step`).
 FailureOr<func::FuncOp> findModel(ModuleOp module);
 
-/// Fills the manifest's function, arguments, results and signature.
-LogicalResult describeStep(func::FuncOp step, ::remat::Manifest &manifest);
+/// Fills the manifest's function, arguments, results and signature;
+/// `learningRate` is the lr argument's value where the step takes one.
+LogicalResult describeStep(func::FuncOp step, double learningRate,
+                           ::remat::Manifest &manifest);
 
 } // namespace mlir::remat::detail
 

@@ -38,7 +38,7 @@ static ::remat::TensorSpec specOf(Type type) {
 /// initialization (normalization weights 1, biases 0, weights He-uniform
 /// over their fan-in).
 static void describeFill(func::FuncOp step, BlockArgument arg,
-                         ::remat::TensorSpec &spec) {
+                         double learningRate, ::remat::TensorSpec &spec) {
   auto type = cast<RankedTensorType>(arg.getType());
   for (OpOperand &use : arg.getUses()) {
     Operation *user = use.getOwner();
@@ -63,8 +63,18 @@ static void describeFill(func::FuncOp step, BlockArgument arg,
       return;
     }
   }
-  if (getArgRole(step, arg.getArgNumber()) != Role::param ||
-      !isa<FloatType>(type.getElementType()))
+  std::optional<Role> role = getArgRole(step, arg.getArgNumber());
+  // Optimizer state starts at zero, as torch.optim's does; the driver sets
+  // the step count and learning rate before each step.
+  if (role == Role::state) {
+    spec.constant = 0.0;
+    return;
+  }
+  if (role == Role::lr) {
+    spec.constant = learningRate;
+    return;
+  }
+  if (role != Role::param || !isa<FloatType>(type.getElementType()))
     return;
   int64_t largest = 1;
   for (int64_t d : type.getShape())
@@ -85,6 +95,7 @@ static void describeFill(func::FuncOp step, BlockArgument arg,
 }
 
 LogicalResult mlir::remat::detail::describeStep(func::FuncOp step,
+                                                double learningRate,
                                                 ::remat::Manifest &m) {
   m.function = step.getName().str();
   for (unsigned i = 0; i < step.getNumArguments(); ++i) {
@@ -98,13 +109,13 @@ LogicalResult mlir::remat::detail::describeStep(func::FuncOp step,
     ::remat::TensorSpec spec = specOf(type);
     spec.name = name ? name.str() : "arg" + std::to_string(i);
     spec.role = stringifyRole(role.value_or(Role::input)).str();
-    describeFill(step, step.getArgument(i), spec);
+    describeFill(step, step.getArgument(i), learningRate, spec);
     m.arguments.push_back(std::move(spec));
   }
   for (unsigned i = 0; i < step.getNumResults(); ++i) {
     std::optional<Role> role = getResultRole(step, i);
-    // Updated parameters are written in place and not returned.
-    if (role == Role::updated_param)
+    // Updated parameters and state are written in place, not returned.
+    if (role == Role::updated_param || role == Role::updated_state)
       continue;
     ::remat::TensorSpec spec = specOf(step.getResultTypes()[i]);
     spec.role = role ? stringifyRole(*role).str() : "output";

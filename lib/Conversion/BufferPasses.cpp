@@ -42,11 +42,16 @@ struct DropDonatedResultsPass
       llvm::BitVector drop(func.getNumResults());
       for (unsigned i = 0; i < func.getNumResults(); ++i) {
         bool isArg = isa<BlockArgument>(ret.getOperand(i));
-        if (train::getResultRole(func, i) == train::Role::updated_param &&
+        std::optional<train::Role> role = train::getResultRole(func, i);
+        if ((role == train::Role::updated_param ||
+             role == train::Role::updated_state) &&
             !isArg) {
+          bool param = role == train::Role::updated_param;
           func.emitError("result ")
-              << i << " (an updated parameter) was not bufferized in place; "
-              << "the parameter is read after its update";
+              << i << " (an updated "
+              << (param ? "parameter" : "optimizer state")
+              << ") was not bufferized in place; the "
+              << (param ? "parameter" : "state") << " is read after its update";
           return signalPassFailure();
         }
         if (isArg)

@@ -13,11 +13,11 @@
 #include "remat/Conversion/TrainToLinalg.h"
 #include "remat/Dialect/Train/IR/TrainDialect.h"
 
-#include "mlir/Dialect/Linalg/IR/Linalg.h"
-#include "mlir/Dialect/Utils/StructuredOpsUtils.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StructuredOpsUtils.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir::remat {
@@ -85,6 +85,13 @@ private:
   }
 
   Value lowerMatmul(MatmulOp mm);
+  Value lowerOptimizerOp();
+  /// An optimizer update over `operands` (tensors of the result's shape and
+  /// 0-d scalars): `f` maps their elements, operands[0]'s first, to the
+  /// result's. A donated argument in operands[0] is updated in its own
+  /// buffer; any other value gets a fresh result like every other op.
+  Value update(ArrayRef<Value> operands,
+               function_ref<Value(OpBuilder &, Location, ValueRange)> f);
 
   OpBuilder &b;
   Operation *op;
@@ -173,24 +180,8 @@ Value Lowering::lower() {
           return MulFOp::create(nb, l, s, a[2]);
         });
   }
-  if (auto sgd = dyn_cast<SgdUpdateOp>(op)) {
-    unsigned rank = resultType().getRank();
-    Value lr = constant(sgd.getLearningRate().convertToDouble());
-    // A donated argument is updated in its own buffer (outs = param); any
-    // other param value gets a fresh result like every other op.
-    bool inPlace = isa<BlockArgument>(sgd.getParam());
-    auto update = [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-      Value step = MulFOp::create(nb, l, a[1], lr);
-      return SubFOp::create(nb, l, a[0], step);
-    };
-    if (inPlace)
-      return generic({sgd.getGrad()}, sgd.getParam(),
-                     {identity(rank), identity(rank)}, parallel(rank),
-                     [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-                       return update(nb, l, {a[1], a[0]});
-                     });
-    return elementwise({sgd.getParam(), sgd.getGrad()}, update);
-  }
+  if (isa<SgdUpdateOp, MomentumUpdateOp, AdamMomentOp, AdamUpdateOp>(op))
+    return lowerOptimizerOp();
   return lowerNNOp(b, op);
 }
 
@@ -226,17 +217,158 @@ void addLowerings(RewritePatternSet &patterns,
   (patterns.add<LowerTrainOp<OpTys>>(patterns.getContext(), lower), ...);
 }
 
-Value lowerMLPOp(OpBuilder &b, Operation *op) { return Lowering(b, op).lower(); }
+Value Lowering::update(
+    ArrayRef<Value> operands,
+    function_ref<Value(OpBuilder &, Location, ValueRange)> f) {
+  unsigned rank = resultType().getRank();
+  SmallVector<AffineMap> maps;
+  for (Value v : operands)
+    maps.push_back(cast<ShapedType>(v.getType()).getRank() == 0
+                       ? AffineMap::get(rank, 0, {}, b.getContext())
+                       : identity(rank));
+  maps.push_back(identity(rank));
+  if (!isa<BlockArgument>(operands[0]))
+    return generic(operands, empty(resultType()), maps, parallel(rank),
+                   [&](OpBuilder &nb, Location l, ValueRange a) {
+                     return f(nb, l, a.drop_back());
+                   });
+  // outs = the argument: its element is the block's last argument.
+  return generic(ArrayRef(operands).drop_front(), operands[0],
+                 ArrayRef(maps).drop_front(), parallel(rank),
+                 [&](OpBuilder &nb, Location l, ValueRange a) {
+                   SmallVector<Value> ordered = {a.back()};
+                   llvm::append_range(ordered, a.drop_back());
+                   return f(nb, l, ordered);
+                 });
+}
+
+/// The optimizers, with torch.optim's formulas (TrainOptimizerOps.td).
+Value Lowering::lowerOptimizerOp() {
+  using namespace arith;
+  Type et = elementType();
+  auto c = [&](OpBuilder &nb, Location l, double v) -> Value {
+    return ConstantOp::create(nb, l, nb.getFloatAttr(et, v));
+  };
+  // grad + wd * param, where wd is not 0.
+  auto decayed = [&](OpBuilder &nb, Location l, Value g, Value p,
+                     double wd) -> Value {
+    if (wd == 0)
+      return g;
+    return AddFOp::create(nb, l, g, MulFOp::create(nb, l, c(nb, l, wd), p));
+  };
+  // The learning rate: the runtime operand's element, or the attribute.
+  auto rate = [&](OpBuilder &nb, Location l, Value lrOperand, Value lrElement,
+                  double attr) -> Value {
+    return lrOperand ? lrElement : c(nb, l, attr);
+  };
+  // `step` (i64) as the element type.
+  auto count = [&](OpBuilder &nb, Location l, Value step) -> Value {
+    return SIToFPOp::create(nb, l, et, step);
+  };
+
+  if (auto sgd = dyn_cast<SgdUpdateOp>(op)) {
+    SmallVector<Value> operands = {sgd.getParam(), sgd.getGrad()};
+    if (sgd.getLr())
+      operands.push_back(sgd.getLr());
+    if (sgd.getBuffer())
+      operands.push_back(sgd.getBuffer());
+    double wd = sgd.getWeightDecay().convertToDouble();
+    double momentum = sgd.getMomentum().convertToDouble();
+    return update(operands, [&](OpBuilder &nb, Location l, ValueRange a) {
+      Value p = a[0];
+      Value d = decayed(nb, l, a[1], p, wd);
+      unsigned next = 2;
+      Value lr = rate(nb, l, sgd.getLr(), sgd.getLr() ? a[next++] : Value(),
+                      sgd.getLearningRate().convertToDouble());
+      if (sgd.getBuffer()) {
+        Value buf = a[next];
+        d = sgd.getNesterov()
+                ? AddFOp::create(nb, l, d,
+                                 MulFOp::create(nb, l, c(nb, l, momentum), buf))
+                : buf;
+      }
+      return SubFOp::create(nb, l, p, MulFOp::create(nb, l, d, lr));
+    });
+  }
+  if (auto mu = dyn_cast<MomentumUpdateOp>(op)) {
+    double wd = mu.getWeightDecay().convertToDouble();
+    double momentum = mu.getMomentum().convertToDouble();
+    double dampening = mu.getDampening().convertToDouble();
+    return update({mu.getBuffer(), mu.getGrad(), mu.getParam(), mu.getStep()},
+                  [&](OpBuilder &nb, Location l, ValueRange a) {
+                    Value d = decayed(nb, l, a[1], a[2], wd);
+                    Value kept =
+                        MulFOp::create(nb, l, c(nb, l, momentum), a[0]);
+                    Value added =
+                        MulFOp::create(nb, l, c(nb, l, 1 - dampening), d);
+                    Value next = AddFOp::create(nb, l, kept, added);
+                    Value first = CmpIOp::create(
+                        nb, l, CmpIPredicate::sle, a[3],
+                        ConstantOp::create(nb, l, nb.getI64IntegerAttr(1)));
+                    return SelectOp::create(nb, l, first, d, next);
+                  });
+  }
+  if (auto mo = dyn_cast<AdamMomentOp>(op)) {
+    double wd = mo.getWeightDecay().convertToDouble();
+    double beta = mo.getBeta().convertToDouble();
+    bool square = mo.getSquare();
+    return update({mo.getMoment(), mo.getGrad(), mo.getParam()},
+                  [&](OpBuilder &nb, Location l, ValueRange a) {
+                    Value d = decayed(nb, l, a[1], a[2], wd);
+                    if (square)
+                      d = MulFOp::create(nb, l, d, d);
+                    Value kept = MulFOp::create(nb, l, c(nb, l, beta), a[0]);
+                    Value added = MulFOp::create(nb, l, c(nb, l, 1 - beta), d);
+                    return AddFOp::create(nb, l, kept, added);
+                  });
+  }
+  auto adam = cast<AdamUpdateOp>(op);
+  SmallVector<Value> operands = {adam.getParam(), adam.getExpAvg(),
+                                 adam.getExpAvgSq(), adam.getStep()};
+  if (adam.getLr())
+    operands.push_back(adam.getLr());
+  double beta1 = adam.getBeta1().convertToDouble();
+  double beta2 = adam.getBeta2().convertToDouble();
+  double eps = adam.getEps().convertToDouble();
+  double wd = adam.getWeightDecay().convertToDouble();
+  return update(operands, [&](OpBuilder &nb, Location l, ValueRange a) {
+    Value lr = rate(nb, l, adam.getLr(), adam.getLr() ? a[4] : Value(),
+                    adam.getLearningRate().convertToDouble());
+    Value t = count(nb, l, a[3]);
+    Value one = c(nb, l, 1);
+    // 1 - beta^t
+    auto correction = [&](double beta) -> Value {
+      return SubFOp::create(nb, l, one,
+                            math::PowFOp::create(nb, l, c(nb, l, beta), t));
+    };
+    Value p = a[0];
+    if (wd != 0)
+      p = MulFOp::create(
+          nb, l, p,
+          SubFOp::create(nb, l, one, MulFOp::create(nb, l, lr, c(nb, l, wd))));
+    Value stepSize = DivFOp::create(nb, l, lr, correction(beta1));
+    Value denom = AddFOp::create(
+        nb, l,
+        DivFOp::create(nb, l, math::SqrtOp::create(nb, l, a[2]),
+                       math::SqrtOp::create(nb, l, correction(beta2))),
+        c(nb, l, eps));
+    Value delta =
+        MulFOp::create(nb, l, stepSize, DivFOp::create(nb, l, a[1], denom));
+    return SubFOp::create(nb, l, p, delta);
+  });
+}
+
+Value lowerMLPOp(OpBuilder &b, Operation *op) {
+  return Lowering(b, op).lower();
+}
 } // namespace
 
 void mlir::remat::populateTrainElementwiseToLinalgPatterns(
     RewritePatternSet &patterns) {
-  addLowerings<BiasAddOp, BiasGradOp, ReluOp, ReluGradOp>(patterns,
-                                                          lowerMLPOp);
+  addLowerings<BiasAddOp, BiasGradOp, ReluOp, ReluGradOp>(patterns, lowerMLPOp);
   addLowerings<AddOp, SubOp, MulOp, DivOp, DivRhsGradOp, ClampOp, ClampGradOp,
-               TanhOp, TanhGradOp, SigmoidOp, SigmoidGradOp, GeluOp,
-               GeluGradOp, UnaryMathOp, UnaryMathGradOp, CastOp>(patterns,
-                                                                 lowerNNOp);
+               TanhOp, TanhGradOp, SigmoidOp, SigmoidGradOp, GeluOp, GeluGradOp,
+               UnaryMathOp, UnaryMathGradOp, CastOp>(patterns, lowerNNOp);
 }
 
 void mlir::remat::populateTrainLayoutToLinalgPatterns(
@@ -270,9 +402,10 @@ void mlir::remat::populateTrainConvolutionToLinalgPatterns(
 
 void mlir::remat::populateTrainLossAndRandomToLinalgPatterns(
     RewritePatternSet &patterns) {
-  addLowerings<MseLossOp, MseLossGradOp, SgdUpdateOp>(patterns, lowerMLPOp);
-  addLowerings<CrossEntropyOp, CrossEntropyGradOp, EmbeddingOp,
-               EmbeddingGradOp, DropoutOp>(patterns, lowerNNOp);
+  addLowerings<MseLossOp, MseLossGradOp, SgdUpdateOp, MomentumUpdateOp,
+               AdamMomentOp, AdamUpdateOp>(patterns, lowerMLPOp);
+  addLowerings<CrossEntropyOp, CrossEntropyGradOp, EmbeddingOp, EmbeddingGradOp,
+               DropoutOp>(patterns, lowerNNOp);
 }
 
 void mlir::remat::populateTrainToLinalgPatterns(RewritePatternSet &patterns) {

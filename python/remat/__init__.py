@@ -1,6 +1,7 @@
 """Train a PyTorch model with Remat from a Python loop.
 
     step = remat.compile(model, example_inputs=(x, y), loss="cross_entropy",
+                         optimizer=remat.AdamW(lr=1e-3, weight_decay=0.01),
                          memory_limit="50%")
     for x, y in loader:
         loss = step(x, y)        # one training step in this process
@@ -12,7 +13,8 @@ compiles the step with remat-compile under the memory limit, caches the
 result by content hash, and loads it into this process through the
 runtime's C API (libremat_runtime.so, over ctypes). Each call binds the
 batch's memory to the step's arguments without a copy and runs one step;
-parameters are updated in place in the step's own buffers.
+parameters and optimizer state (remat.SGD, Adam, AdamW, with torch.optim's
+formulas) are updated in place in the step's own buffers.
 
 `max_batch(build_model, input_for_batch, "16GiB")` finds the largest batch
 whose step fits a memory size, per solver, by the compiler's plan
@@ -20,6 +22,8 @@ whose step fits a memory size, per solver, by the compiler's plan
 """
 
 from ._batch import max_batch
+from ._optim import SGD, Adam, AdamW
 from ._step import RematError, Step, compile
 
-__all__ = ["RematError", "Step", "compile", "max_batch"]
+__all__ = ["Adam", "AdamW", "RematError", "SGD", "Step", "compile",
+           "max_batch"]

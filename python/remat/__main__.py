@@ -1,12 +1,19 @@
 """Command-line tools of the Python package.
 
   python3 -m remat max-batch MODEL --input-shape 3,224,224 --memory 16GiB,80GiB
+  python3 -m remat plot-memory STEP.mlir --memory-limit 50% -o mem.png
 
 max-batch prints, for each memory size, the largest batch whose training
 step fits by the compiler's plan, for each solver. MODEL is a torchvision
 model, a zoo model (python/zoo.py) or FILE.py:NAME; --input-shape is the
 input's shape without the batch dimension. Integer inputs (token ids):
 --input-dtype i64 --vocab N.
+
+plot-memory draws the plan of a model's step (a forward model in the train
+dialect, as remat-export writes it): live bytes over the schedule without
+remat and under --memory-limit (bytes, KiB/MiB/GiB or a percentage of the
+peak), the limit, the fixed part and the recomputed ops; other
+remat-compile flags (--optimizer=...) follow --.
 """
 
 import argparse
@@ -68,12 +75,39 @@ def _max_batch(argv):
     return 0
 
 
+def _plot_memory(argv):
+    from . import _plot
+    p = argparse.ArgumentParser(prog="python3 -m remat plot-memory",
+                                description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("model")
+    p.add_argument("--memory-limit", default=None)
+    p.add_argument("--solver", default="auto")
+    p.add_argument("-o", "--output", required=True)
+    p.add_argument("flags", nargs="*", help="remat-compile flags, after --")
+    a = p.parse_args(argv)
+    try:
+        limit = a.memory_limit
+        if limit is not None:
+            limit = (f"{float(limit[:-1]) / 100!r}x" if limit.endswith("%")
+                     else parse_bytes(limit))
+        peaks = _plot.plot(a.model, a.flags, limit, a.solver, a.output)
+    except (RematError, ValueError) as e:
+        print(f"remat plot-memory: error: {e}", file=sys.stderr)
+        return 1
+    for name, peak in peaks.items():
+        print(f"{name}: peak {peak} bytes")
+    print(f"wrote {a.output}")
+    return 0
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
-    if not argv or argv[0] != "max-batch":
+    tools = {"max-batch": _max_batch, "plot-memory": _plot_memory}
+    if not argv or argv[0] not in tools:
         print(__doc__, file=sys.stderr)
         return 1
-    return _max_batch(argv[1:])
+    return tools[argv[0]](argv[1:])
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ import torch
 
 import remat_export
 
-from ._step import RematError, _build_dir
+from ._step import RematError, _tool
 
 SOLVERS = ("none", "chen-sqrt", "chen-greedy", "auto")
 
@@ -45,12 +45,6 @@ def parse_bytes(memory):
     return int(value)
 
 
-def _tool(name):
-    path = _build_dir() / "bin" / name
-    if not path.exists():
-        raise RematError(f"{path} does not exist: build Remat first "
-                         "(./utils/build.sh) or set REMAT_BUILD")
-    return str(path)
 
 
 def _example(input_for_batch, batch, dtype):

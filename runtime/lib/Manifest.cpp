@@ -4,6 +4,7 @@
 
 #include "Json.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -158,8 +159,8 @@ bool remat::parseManifest(const std::string &text, Manifest &m,
   m.baselineCost = r.num(root, "baseline_cost_flops");
   if (!error.empty())
     return false;
-  for (const char *key :
-       {"param_bytes", "data_bytes", "memory_limit_bytes", "search_seconds"}) {
+  for (const char *key : {"param_bytes", "data_bytes", "state_bytes",
+                          "memory_limit_bytes", "search_seconds"}) {
     const json::Value *f = root.get(key);
     if (!f || !f->isNumber())
       continue;
@@ -168,6 +169,8 @@ bool remat::parseManifest(const std::string &text, Manifest &m,
       m.paramBytes = static_cast<int64_t>(f->number);
     else if (k == "data_bytes")
       m.dataBytes = static_cast<int64_t>(f->number);
+    else if (k == "state_bytes")
+      m.stateBytes = static_cast<int64_t>(f->number);
     else if (k == "memory_limit_bytes")
       m.memoryLimit = static_cast<int64_t>(f->number);
     else
@@ -187,8 +190,14 @@ bool remat::parseManifest(const std::string &text, Manifest &m,
         return false;
     }
   }
-  if (m.results.empty() || m.results[0].role != "loss" ||
-      !m.results[0].shape.empty())
+  // An update step (train-autodiff mode=apply) returns nothing; any other
+  // returns its loss first.
+  bool update =
+      m.results.empty() &&
+      std::any_of(m.arguments.begin(), m.arguments.end(),
+                  [](const TensorSpec &t) { return t.role == "grad"; });
+  if (!update && (m.results.empty() || m.results[0].role != "loss" ||
+                  !m.results[0].shape.empty()))
     return r.fail("the first result must be the scalar loss");
   if (m.computeSignature() != m.signature)
     return r.fail("'signature' does not match its arguments and results");
@@ -299,6 +308,8 @@ std::string remat::printManifest(const Manifest &m) {
   w.field("fixed_bytes", std::to_string(m.fixedBytes));
   w.field("param_bytes", std::to_string(m.paramBytes));
   w.field("data_bytes", std::to_string(m.dataBytes));
+  if (m.stateBytes)
+    w.field("state_bytes", std::to_string(m.stateBytes));
   w.field("predicted_cost_flops", number(m.predictedCost));
   w.field("baseline_cost_flops", number(m.baselineCost));
   w.field("memory_limit_bytes",

@@ -8,10 +8,12 @@
 #include <cctype>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 using namespace remat;
@@ -196,7 +198,10 @@ void Step::download() {
 }
 
 double Step::run(double *ms, std::vector<void *> *keep) {
-  std::vector<void *> packed = {resultWords.data()};
+  // A step without results (an update step) takes no result pointer.
+  std::vector<void *> packed;
+  if (!m.results.empty())
+    packed.push_back(resultWords.data());
   for (auto &d : descriptors)
     packed.push_back(d.data());
   auto t0 = std::chrono::steady_clock::now();
@@ -228,7 +233,8 @@ double Step::run(double *ms, std::vector<void *> *keep) {
       remat_cuda_free(p);
     allocated.clear();
   }
-  double loss = readScalar(m.results[0], aligned[0]);
+  double loss = m.results.empty() ? std::numeric_limits<double>::quiet_NaN()
+                                  : readScalar(m.results[0], aligned[0]);
   if (keep) {
     *keep = aligned;
     pendingFree = allocated;
@@ -248,6 +254,19 @@ uint64_t remat::splitmix64(uint64_t &state) {
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
   return z ^ (z >> 31);
+}
+
+/// Element `i` of a floating-point tensor set to `v`.
+static void writeScalar(const TensorSpec &t, void *data, double v,
+                        int64_t i = 0) {
+  if (t.dtype == "f64")
+    static_cast<double *>(data)[i] = v;
+  else if (t.dtype == "f16")
+    static_cast<uint16_t *>(data)[i] = toF16(static_cast<float>(v));
+  else if (t.dtype == "bf16")
+    static_cast<uint16_t *>(data)[i] = toBF16(static_cast<float>(v));
+  else
+    static_cast<float *>(data)[i] = static_cast<float>(v);
 }
 
 void remat::fillDeterministic(const TensorSpec &t, void *data, uint64_t seed,
@@ -271,15 +290,7 @@ void remat::fillDeterministic(const TensorSpec &t, void *data, uint64_t seed,
     bound = t.shape.size() >= 2 ? std::sqrt(6.0 / t.shape[0]) : 0.0;
   for (int64_t i = 0; i < t.numElements(); ++i) {
     double u = (splitmix64(state) >> 11) * (1.0 / 9007199254740992.0);
-    double v = t.constant ? *t.constant : (2 * u - 1) * bound;
-    if (t.dtype == "f64")
-      static_cast<double *>(data)[i] = v;
-    else if (t.dtype == "f16")
-      static_cast<uint16_t *>(data)[i] = toF16(static_cast<float>(v));
-    else if (t.dtype == "bf16")
-      static_cast<uint16_t *>(data)[i] = toBF16(static_cast<float>(v));
-    else
-      static_cast<float *>(data)[i] = static_cast<float>(v);
+    writeScalar(t, data, t.constant ? *t.constant : (2 * u - 1) * bound, i);
   }
 }
 
@@ -290,6 +301,20 @@ double remat::readScalar(const TensorSpec &t, const void *data, int64_t i) {
     return fromBF16(static_cast<const uint16_t *>(data)[i]);
   return t.dtype == "f64" ? static_cast<const double *>(data)[i]
                           : static_cast<const float *>(data)[i];
+}
+
+void Step::setHyperparameters(int64_t stepCount, double lr) {
+  for (size_t i = 0; i < m.arguments.size(); ++i) {
+    const TensorSpec &t = m.arguments[i];
+    if (t.role == "step")
+      *static_cast<int64_t *>(buffers[i]) = stepCount;
+    else if (t.role == "lr" && lr >= 0)
+      writeScalar(t, buffers[i], lr);
+    else
+      continue;
+    if (i < deviceBuffers.size())
+      remat_cuda_upload(deviceBuffers[i], buffers[i], t.bytes());
+  }
 }
 
 //===----------------------------------------------------------------------===//
@@ -345,6 +370,11 @@ int remat_step_bind_argument(remat_step *step, int64_t index, void *data,
 }
 
 void remat_step_upload(remat_step *step) { step->step->upload(); }
+
+void remat_step_set_hyperparameters(remat_step *step, int64_t count,
+                                    double lr) {
+  step->step->setHyperparameters(count, lr);
+}
 void remat_step_download(remat_step *step) { step->step->download(); }
 
 int remat_step_run(remat_step *step, double *loss, double *milliseconds,
@@ -356,6 +386,33 @@ int remat_step_run(remat_step *step, double *loss, double *milliseconds,
   if (milliseconds)
     *milliseconds = ms;
   return 0;
+}
+
+int remat_step_run_results(remat_step *step, double *loss, double *milliseconds,
+                           void **results, int64_t count, char *error,
+                           size_t errorSize) {
+  const Manifest &m = step->step->manifest();
+  if (count != static_cast<int64_t>(m.results.size())) {
+    if (error && errorSize)
+      std::snprintf(error, errorSize,
+                    "the step has %zu results, the caller asked for %lld",
+                    m.results.size(), static_cast<long long>(count));
+    return 1;
+  }
+  double ms = 0;
+  std::vector<void *> kept;
+  double l = step->step->run(&ms, &kept);
+  for (int64_t i = 0; i < count; ++i)
+    results[i] = kept[i];
+  if (loss)
+    *loss = l;
+  if (milliseconds)
+    *milliseconds = ms;
+  return 0;
+}
+
+void remat_step_release_results(remat_step *step) {
+  step->step->releaseResults();
 }
 
 static remat_rt_stats statsOf(const remat_step *step) {

@@ -82,6 +82,7 @@ static RunResult runSteps(Step &step, const Options &opts,
     std::vector<void *> outputs;
     if (opts.profileKernels && s == firstProfiled)
       remat_cuda_set_profiling(1);
+    step.setHyperparameters(s + 1);
     r.losses.push_back(step.run(&ms, r.hashedOutputs ? &outputs : nullptr));
     r.times.push_back(ms);
     if (r.hashedOutputs) {
@@ -133,6 +134,10 @@ int main(int argc, char **argv) {
   if (!step)
     die(error);
   const Manifest &m = step->manifest();
+  if (m.results.empty())
+    die("manifest '" + opts.manifest +
+        "' is an update step (mode=apply): it takes gradients and returns "
+        "no loss; remat.Step drives it");
   for (auto &[name, file] : opts.inputs)
     if (std::none_of(m.arguments.begin(), m.arguments.end(),
                      [&](const TensorSpec &t) { return t.name == name; }))

@@ -54,8 +54,8 @@ func.func @elementwise(%x: tensor<8x2xf32>, %b: tensor<2xf32>, %y: tensor<8x2xf3
 // donated); an update of any other value gets a fresh result.
 // CHECK-LABEL: func.func @sgd
 // CHECK-SAME: (%[[W:[^:]+]]: tensor<4xf64>, %[[G:[^:]+]]: tensor<4xf64>)
-// CHECK: %[[LR:.+]] = arith.constant 2.500000e-01 : f64
 // CHECK: %[[U:.+]] = linalg.generic {{.+}} ins(%[[G]] : tensor<4xf64>) outs(%[[W]] : tensor<4xf64>)
+// CHECK: %[[LR:.+]] = arith.constant 2.500000e-01 : f64
 // CHECK: arith.mulf %{{.+}}, %[[LR]]
 // CHECK: arith.subf
 // CHECK: %[[E:.+]] = tensor.empty() : tensor<4xf64>

@@ -29,8 +29,10 @@ struct StepGraph {
   /// For each node, the node read by each operand of its op.
   SmallVector<SmallVector<::remat::NodeId, 4>> operandNodes;
   int64_t paramBytes = 0;
-  /// Inputs and labels.
+  /// Inputs and labels (and the learning rate and step count).
   int64_t dataBytes = 0;
+  /// Optimizer state (momentum buffers, Adam's moments).
+  int64_t stateBytes = 0;
 };
 
 /// Builds the graph of `func`, emitting a diagnostic on what it cannot model
@@ -39,8 +41,8 @@ FailureOr<StepGraph> buildStepGraph(func::FuncOp func);
 
 struct MemoryReport {
   int64_t peakBytes = 0;
-  /// Arguments: parameters plus inputs and labels.
-  int64_t fixedBytes = 0, paramBytes = 0, dataBytes = 0;
+  /// Arguments: parameters, inputs and labels, optimizer state.
+  int64_t fixedBytes = 0, paramBytes = 0, dataBytes = 0, stateBytes = 0;
   double cost = 0;
   /// The op whose output allocation reaches the peak (null: the arguments).
   Operation *peakOp = nullptr;

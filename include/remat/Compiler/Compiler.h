@@ -71,6 +71,14 @@ struct CompileOptions {
   CompileStage stopAfter = CompileStage::Shared;
 };
 
+/// Sets the optimizer from `spec`: `sgd`, `adam` or `adamw`, optionally
+/// followed by `:` and comma-separated `key=value` hyperparameters
+/// (momentum, dampening, nesterov, weight-decay, beta1, beta2, eps), e.g.
+/// `adamw:weight-decay=0.05,beta2=0.95`. On failure sets `error`.
+LogicalResult parseOptimizer(StringRef spec,
+                             train::TrainAutodiffOptions &options,
+                             std::string &error);
+
 /// Checks option combinations before any work; the message names the
 /// offending option.
 LogicalResult verifyCompileOptions(const CompileOptions &options,

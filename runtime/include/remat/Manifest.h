@@ -46,7 +46,8 @@ struct Manifest {
   std::string target, chip, library, entry = "remat_step", function, signature,
                                      solver;
   std::vector<TensorSpec> arguments, results;
-  int64_t predictedPeak = 0, fixedBytes = 0, paramBytes = 0, dataBytes = 0;
+  int64_t predictedPeak = 0, fixedBytes = 0, paramBytes = 0, dataBytes = 0,
+          stateBytes = 0;
   /// -1: compiled without a limit.
   int64_t memoryLimit = -1;
   double predictedCost = 0, baselineCost = 0;

@@ -42,8 +42,13 @@ public:
   void upload();
   /// Copies the device arguments (the updated parameters) back.
   void download();
+  /// Sets the step count (from 1) of the arguments with role "step" and,
+  /// where `lr` is not negative, the learning rate of those with role "lr",
+  /// on the device too for CUDA.
+  void setHyperparameters(int64_t stepCount, double lr = -1);
 
-  /// Runs one step; returns the loss and, when `keep` is given, the host
+  /// Runs one step; returns the loss (NaN for an update step, which has no
+  /// results) and, when `keep` is given, the host
   /// data of every result, valid until releaseResults().
   double run(double *ms, std::vector<void *> *keep = nullptr);
   void releaseResults();

@@ -35,11 +35,21 @@ int remat_step_bind_argument(remat_step *step, int64_t index, void *data,
                              size_t bytes, char *error, size_t errorSize);
 /// Copies the host buffers to the device and back (no-ops on the CPU).
 void remat_step_upload(remat_step *step);
+/// Sets the step count (from 1) and, where `lr` is not negative, the
+/// learning rate of a step compiled with them as arguments.
+void remat_step_set_hyperparameters(remat_step *step, int64_t count, double lr);
 void remat_step_download(remat_step *step);
 
 /// Runs one step: the loss and the step's wall-clock milliseconds.
 int remat_step_run(remat_step *step, double *loss, double *milliseconds,
                    char *error, size_t errorSize);
+/// remat_step_run that also writes the host address of each of the step's
+/// `count` results (its manifest's "results") to `results`; they stay valid
+/// until remat_step_release_results.
+int remat_step_run_results(remat_step *step, double *loss, double *milliseconds,
+                           void **results, int64_t count, char *error,
+                           size_t errorSize);
+void remat_step_release_results(remat_step *step);
 
 /// The bytes the process holds now (host or device, as the step's target),
 /// the highest count since the last reset, and the reset. The counts are

@@ -108,7 +108,7 @@ func.func @mse_grad_elements(%a: tensor<8x4xf32>, %l: tensor<f64>) {
 // -----
 
 func.func @sgd_rate(%w: tensor<4xf32>) {
-  // expected-error @+1 {{learning rate must be finite and non-negative, got -1}}
+  // expected-error @+1 {{learning rate must be in [0, inf], got -1}}
   %0 = train.sgd_update %w, %w {learning_rate = -1.0 : f64} : tensor<4xf32>
   return
 }
@@ -123,14 +123,14 @@ func.func @relu_types(%a: tensor<8x4xf32>) {
 
 // -----
 
-// expected-error @+1 {{argument 0: 'train.role' must be #train<role param>, input or label, got "param"}}
+// expected-error @+1 {{argument 0: 'train.role' must be #train<role param>, input, label, state, lr, step or grad, got "param"}}
 func.func @string_role(%w: tensor<4xf32> {train.role = "param"}) {
   return
 }
 
 // -----
 
-// expected-error @+1 {{argument 0: 'train.role' must be #train<role param>, input or label, got #train<role loss>}}
+// expected-error @+1 {{argument 0: 'train.role' must be #train<role param>, input, label, state, lr, step or grad, got #train<role loss>}}
 func.func @result_role_on_argument(%w: tensor<4xf32> {train.role = #train<role loss>}) {
   return
 }
@@ -159,7 +159,7 @@ func.func @unknown_arg_attr(%w: tensor<4xf32> {train.weight}) {
 
 // -----
 
-// expected-error @+1 {{result 0: 'train.role' must be #train<role loss>, updated_param or grad, got #train<role input>}}
+// expected-error @+1 {{result 0: 'train.role' must be #train<role loss>, updated_param, updated_state or grad, got #train<role input>}}
 func.func @bad_result_role(%w: tensor<4xf32>) -> (tensor<4xf32> {train.role = #train<role input>}) {
   return %w : tensor<4xf32>
 }

@@ -16,6 +16,10 @@
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/Format.h"
+
+#include <cmath>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::remat::train;
@@ -78,7 +82,14 @@ void TrainDialect::initialize() {
 //===----------------------------------------------------------------------===//
 
 static bool isArgRole(Role role) {
-  return role == Role::param || role == Role::input || role == Role::label;
+  return role == Role::param || role == Role::input || role == Role::label ||
+         role == Role::state || role == Role::lr || role == Role::step ||
+         role == Role::grad;
+}
+
+static bool isResultRole(Role role) {
+  return role == Role::loss || role == Role::updated_param ||
+         role == Role::updated_state || role == Role::grad;
 }
 
 std::optional<Role> mlir::remat::train::getArgRole(FunctionOpInterface func,
@@ -111,8 +122,8 @@ LogicalResult TrainDialect::verifyRegionArgAttribute(Operation *op,
     auto role = dyn_cast<RoleAttr>(attr.getValue());
     if (!role || !isArgRole(role.getValue()))
       return op->emitError() << "argument " << argIndex << ": '" << kRoleAttr
-                             << "' must be #train<role param>, input or "
-                                "label, got "
+                             << "' must be #train<role param>, input, "
+                                "label, state, lr, step or grad, got "
                              << attr.getValue();
     return success();
   }
@@ -132,10 +143,10 @@ LogicalResult TrainDialect::verifyRegionResultAttribute(Operation *op,
                                                         NamedAttribute attr) {
   if (attr.getName() == kRoleAttr) {
     auto role = dyn_cast<RoleAttr>(attr.getValue());
-    if (!role || isArgRole(role.getValue()))
+    if (!role || !isResultRole(role.getValue()))
       return op->emitError() << "result " << resultIndex << ": '" << kRoleAttr
-                             << "' must be #train<role loss>, updated_param "
-                                "or grad, got "
+                             << "' must be #train<role loss>, updated_param, "
+                                "updated_state or grad, got "
                              << attr.getValue();
     return success();
   }
@@ -247,12 +258,79 @@ LogicalResult MseLossOp::verify() { return verifySameElementType(*this); }
 
 LogicalResult MseLossGradOp::verify() { return verifySameElementType(*this); }
 
+/// Checks an optimizer hyperparameter: finite and in [low, high] (high
+/// excluded where `open`).
+static LogicalResult checkHyper(Operation *op, StringRef name, double v,
+                                double low, double high, bool open = false) {
+  if (std::isfinite(v) && v >= low && (open ? v < high : v <= high))
+    return success();
+  auto num = [](double x) {
+    std::string text;
+    llvm::raw_string_ostream(text) << llvm::format("%g", x);
+    return text;
+  };
+  return op->emitOpError() << name << " must be in [" << num(low) << ", "
+                           << num(high) << (open ? ")" : "]") << ", got "
+                           << num(v);
+}
+
+static LogicalResult checkLearningRate(Operation *op, Value lr, double attr,
+                                       Type element) {
+  if (lr && cast<ShapedType>(lr.getType()).getElementType() != element)
+    return op->emitOpError("lr must have the parameter's element type");
+  return checkHyper(op, "learning rate", attr, 0,
+                    std::numeric_limits<double>::infinity());
+}
+
 LogicalResult SgdUpdateOp::verify() {
-  double lr = getLearningRate().convertToDouble();
-  if (!std::isfinite(lr) || lr < 0)
-    return emitOpError("learning rate must be finite and non-negative, got ")
-           << lr;
+  double inf = std::numeric_limits<double>::infinity();
+  if (failed(checkLearningRate(*this, getLr(),
+                               getLearningRate().convertToDouble(),
+                               getParam().getType().getElementType())) ||
+      failed(checkHyper(*this, "weight_decay",
+                        getWeightDecay().convertToDouble(), 0, inf)) ||
+      failed(checkHyper(*this, "momentum", getMomentum().convertToDouble(), 0,
+                        inf)))
+    return failure();
+  if (getBuffer() && getBuffer().getType() != getParam().getType())
+    return emitOpError("the momentum buffer must have the parameter's type");
+  if (getNesterov() && !getBuffer())
+    return emitOpError("nesterov needs a momentum buffer");
   return success();
+}
+
+LogicalResult MomentumUpdateOp::verify() {
+  double inf = std::numeric_limits<double>::infinity();
+  if (failed(checkHyper(*this, "momentum", getMomentum().convertToDouble(), 0,
+                        inf)) ||
+      failed(checkHyper(*this, "dampening", getDampening().convertToDouble(), 0,
+                        1)))
+    return failure();
+  return checkHyper(*this, "weight_decay", getWeightDecay().convertToDouble(),
+                    0, inf);
+}
+
+LogicalResult AdamMomentOp::verify() {
+  if (failed(checkHyper(*this, "beta", getBeta().convertToDouble(), 0, 1,
+                        /*open=*/true)))
+    return failure();
+  return checkHyper(*this, "weight_decay", getWeightDecay().convertToDouble(),
+                    0, std::numeric_limits<double>::infinity());
+}
+
+LogicalResult AdamUpdateOp::verify() {
+  double inf = std::numeric_limits<double>::infinity();
+  if (failed(checkLearningRate(*this, getLr(),
+                               getLearningRate().convertToDouble(),
+                               getParam().getType().getElementType())) ||
+      failed(checkHyper(*this, "beta1", getBeta1().convertToDouble(), 0, 1,
+                        /*open=*/true)) ||
+      failed(checkHyper(*this, "beta2", getBeta2().convertToDouble(), 0, 1,
+                        /*open=*/true)) ||
+      failed(checkHyper(*this, "eps", getEps().convertToDouble(), 0, inf)))
+    return failure();
+  return checkHyper(*this, "weight_decay", getWeightDecay().convertToDouble(),
+                    0, inf);
 }
 
 //===----------------------------------------------------------------------===//
@@ -268,7 +346,16 @@ int64_t BiasGradOp::getFlops() { return numElements(getGrad()); }
 int64_t MseLossOp::getFlops() { return 3 * numElements(getPrediction()); }
 int64_t MseLossGradOp::getFlops() { return 3 * numElements(getPrediction()); }
 
+int64_t SgdUpdateOp::getFlops() {
+  // p - lr * d: 2; the decay and Nesterov's term 2 more each.
+  int64_t perElement = 2 + (getWeightDecay().convertToDouble() != 0 ? 2 : 0) +
+                       (getNesterov() ? 2 : 0);
+  return perElement * numElements(getResult());
+}
 std::optional<unsigned> SgdUpdateOp::getInPlaceOperand() { return 0; }
+std::optional<unsigned> MomentumUpdateOp::getInPlaceOperand() { return 0; }
+std::optional<unsigned> AdamMomentOp::getInPlaceOperand() { return 0; }
+std::optional<unsigned> AdamUpdateOp::getInPlaceOperand() { return 0; }
 
 //===----------------------------------------------------------------------===//
 // Adjoints

@@ -1,10 +1,10 @@
 //===- Autodiff.cpp - Build the training step from a forward model --------===//
 //
 // Reverse-mode differentiation of a straight-line function through
-// AutodiffOpInterface. Each parameter's SGD update is emitted as soon as its
-// gradient is complete (all its users differentiated), so the gradient dies
-// early and the update is the parameter's last use, which lets the lowering
-// write it in place.
+// AutodiffOpInterface. Each parameter's optimizer update is emitted as soon
+// as its gradient is complete (all its users differentiated), so the
+// gradient dies early and the update is the parameter's (and its state's)
+// last use, which lets the lowering write it in place.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +13,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
@@ -81,6 +82,68 @@ LogicalResult TrainAutodiffPass::differentiate(func::FuncOp func) {
              << arg.getArgNumber() << " is not used by the model";
   }
 
+  if (mode != "step" && mode != "backward" && mode != "apply")
+    return func.emitError("unknown mode '")
+           << mode.getValue() << "'; expected step, backward or apply";
+  bool update = mode != "backward";
+  // The optimizer's arguments: the learning rate with runtime-lr, the step
+  // count where the optimizer needs it, and its state per parameter.
+  bool adam = optimizer == "adam" || optimizer == "adamw";
+  if (!adam && optimizer != "sgd")
+    return func.emitError("unknown optimizer '")
+           << optimizer << "'; expected sgd, adam or adamw";
+  if (adam && (momentum != 0 || dampening != 0 || nesterov))
+    return func.emitError("momentum, dampening and nesterov are SGD's; the "
+                          "optimizer is ")
+           << optimizer.getValue();
+  if (nesterov && (momentum <= 0 || dampening != 0))
+    return func.emitError(
+        "Nesterov momentum needs a positive momentum and zero dampening");
+  double decay = weightDecay >= 0       ? weightDecay
+                 : optimizer == "adamw" ? 0.01
+                                        : 0.0;
+  bool withMomentum = !adam && momentum > 0;
+  MLIRContext *ctx = func.getContext();
+  Type floatType = lossType.getElementType();
+  Location argLoc = func.getLoc();
+  auto addArgument = [&](Type type, Role role,
+                         const Twine &name) -> BlockArgument {
+    unsigned index = func.getNumArguments();
+    NamedAttrList attrs;
+    attrs.append(TrainDialect::kRoleAttr, RoleAttr::get(ctx, role));
+    attrs.append(TrainDialect::kNameAttr, StringAttr::get(ctx, name));
+    (void)func.insertArgument(index, type, attrs.getDictionary(ctx), argLoc);
+    return func.getArgument(index);
+  };
+  Value lr;
+  if (runtimeLearningRate && update)
+    lr = addArgument(RankedTensorType::get({}, floatType), Role::lr, "lr");
+  Value stepCount;
+  if (update && (adam || withMomentum))
+    stepCount =
+        addArgument(RankedTensorType::get({}, IntegerType::get(ctx, 64)),
+                    Role::step, "step");
+  SmallVector<SmallVector<Value, 2>> state(params.size());
+  SmallVector<std::string> names;
+  for (auto [i, p] : llvm::enumerate(params)) {
+    auto named = func.getArgAttrOfType<StringAttr>(p.getArgNumber(),
+                                                   TrainDialect::kNameAttr);
+    std::string name =
+        named ? named.getValue().str() : "param" + std::to_string(i);
+    names.push_back(name);
+    if (!update)
+      continue;
+    if (withMomentum)
+      state[i].push_back(
+          addArgument(p.getType(), Role::state, name + ".momentum_buffer"));
+    if (adam) {
+      state[i].push_back(
+          addArgument(p.getType(), Role::state, name + ".exp_avg"));
+      state[i].push_back(
+          addArgument(p.getType(), Role::state, name + ".exp_avg_sq"));
+    }
+  }
+
   Operation *terminator = block.getTerminator();
   SmallVector<Operation *> forwardOps;
   for (Operation &op : block.without_terminator())
@@ -90,10 +153,11 @@ LogicalResult TrainAutodiffPass::differentiate(func::FuncOp func) {
   Location loc = func.getLoc();
   llvm::DenseMap<Value, Value> grads;
   Value loss = terminator->getOperand(0);
-  grads[loss] = arith::ConstantOp::create(
-      b, loc,
-      DenseElementsAttr::get(lossType,
-                             b.getFloatAttr(lossType.getElementType(), 1.0)));
+  if (mode != "apply")
+    grads[loss] = arith::ConstantOp::create(
+        b, loc,
+        DenseElementsAttr::get(lossType,
+                               b.getFloatAttr(lossType.getElementType(), 1.0)));
   auto accumulate = [&](Value v, Value g) {
     auto [it, inserted] = grads.try_emplace(v, g);
     if (!inserted)
@@ -101,6 +165,54 @@ LogicalResult TrainAutodiffPass::differentiate(func::FuncOp func) {
   };
 
   SmallVector<Value> updated(params.size()), finalGrads(params.size());
+  SmallVector<SmallVector<Value, 2>> updatedState(params.size());
+  auto f64 = [](double v) { return APFloat(v); };
+  // Parameter `index`'s optimizer update from its gradient `g`.
+  auto emitUpdate = [&](unsigned index, Value param, Value g) {
+    if (adam) {
+      double coupled = optimizer == "adam" ? decay : 0.0;
+      Value m = AdamMomentOp::create(b, loc, state[index][0], g, param,
+                                     f64(beta1), f64(coupled));
+      Value v = AdamMomentOp::create(b, loc, state[index][1], g, param,
+                                     f64(beta2), f64(coupled),
+                                     /*square=*/true);
+      updatedState[index] = {m, v};
+      updated[index] = AdamUpdateOp::create(
+          b, loc, param, m, v, stepCount, lr, f64(learningRate), f64(beta1),
+          f64(beta2), f64(eps), f64(decay - coupled));
+      return;
+    }
+    Value buffer;
+    if (withMomentum) {
+      buffer =
+          MomentumUpdateOp::create(b, loc, state[index][0], g, param, stepCount,
+                                   f64(momentum), f64(dampening), f64(decay));
+      updatedState[index] = {buffer};
+    }
+    updated[index] = SgdUpdateOp::create(
+        b, loc, param, g, lr, buffer, f64(learningRate), f64(decay),
+        f64(withMomentum ? momentum : 0.0), nesterov);
+  };
+
+  if (mode == "apply") {
+    // The update alone, from gradient arguments: the model's ops, inputs
+    // and labels go.
+    terminator->setOperands({});
+    for (Operation *op : llvm::reverse(forwardOps))
+      op->erase();
+    forwardOps.clear();
+    llvm::BitVector data(func.getNumArguments());
+    for (BlockArgument arg : block.getArguments()) {
+      std::optional<Role> role = getArgRole(func, arg.getArgNumber());
+      data[arg.getArgNumber()] = role == Role::input || role == Role::label;
+    }
+    if (failed(func.eraseArguments(data)))
+      return failure();
+    b.setInsertionPoint(terminator);
+    for (auto [i, p] : llvm::enumerate(params))
+      emitUpdate(i, p,
+                 addArgument(p.getType(), Role::grad, names[i] + ".grad"));
+  }
   for (Operation *op : llvm::reverse(forwardOps)) {
     // Constants are not trained; whatever flows into them is dead.
     if (op->getNumResults() == 1 && !op->hasTrait<OpTrait::ConstantLike>()) {
@@ -138,15 +250,36 @@ LogicalResult TrainAutodiffPass::differentiate(func::FuncOp func) {
                << cast<BlockArgument>(operand).getArgNumber()
                << " does not affect the loss";
       finalGrads[index] = g;
-      updated[index] = SgdUpdateOp::create(b, loc, operand, g,
-                                           b.getF64FloatAttr(learningRate));
+      if (update)
+        emitUpdate(index, operand, g);
     }
   }
 
-  SmallVector<Value> results = {loss};
-  llvm::append_range(results, updated);
-  if (returnGradients)
-    llvm::append_range(results, finalGrads);
+  // Results: the loss (not in apply mode), each updated parameter and state
+  // (not in backward mode), each gradient (backward mode, or asked for).
+  SmallVector<Value> results;
+  SmallVector<std::pair<Role, std::optional<unsigned>>> roles;
+  if (mode != "apply") {
+    results.push_back(loss);
+    roles.push_back({Role::loss, std::nullopt});
+  }
+  if (update) {
+    for (auto [i, v] : llvm::enumerate(updated)) {
+      results.push_back(v);
+      roles.push_back({Role::updated_param, i});
+    }
+    for (auto [i, values] : llvm::enumerate(updatedState))
+      for (Value v : values) {
+        results.push_back(v);
+        roles.push_back({Role::updated_state, i});
+      }
+  }
+  if (returnGradients || !update)
+    for (auto [i, g] : llvm::enumerate(finalGrads))
+      if (g) {
+        results.push_back(g);
+        roles.push_back({Role::grad, i});
+      }
   terminator->setOperands(results);
 
   // Adjoints build the gradient of every operand; those of inputs, labels
@@ -173,12 +306,8 @@ LogicalResult TrainAutodiffPass::differentiate(func::FuncOp func) {
       func.setResultAttr(result, TrainDialect::kParamAttr,
                          b.getI64IntegerAttr(*param));
   };
-  setRole(0, Role::loss, std::nullopt);
-  for (unsigned i = 0; i < params.size(); ++i) {
-    setRole(1 + i, Role::updated_param, i);
-    if (returnGradients)
-      setRole(1 + params.size() + i, Role::grad, i);
-  }
+  for (auto [k, role] : llvm::enumerate(roles))
+    setRole(k, role.first, role.second);
   func->setAttr(TrainDialect::kStepAttr, b.getUnitAttr());
   return success();
 }

@@ -28,11 +28,13 @@ struct TrainPrintMemoryPass
     FailureOr<MemoryReport> report = analyzeMemory(func);
     if (failed(report))
       return signalPassFailure();
-    func.emitRemark() << "peak " << report->peakBytes << " bytes, fixed "
-                      << report->fixedBytes << " bytes (parameters "
-                      << report->paramBytes << ", inputs and labels "
-                      << report->dataBytes << "), compute "
-                      << static_cast<int64_t>(report->cost) << " FLOPs";
+    InFlightDiagnostic remark = func.emitRemark();
+    remark << "peak " << report->peakBytes << " bytes, fixed "
+           << report->fixedBytes << " bytes (parameters " << report->paramBytes
+           << ", inputs and labels " << report->dataBytes;
+    if (report->stateBytes)
+      remark << ", optimizer state " << report->stateBytes;
+    remark << "), compute " << static_cast<int64_t>(report->cost) << " FLOPs";
     if (report->peakOp)
       report->peakOp->emitRemark("peak reached here");
     for (auto [value, bytes] : ArrayRef(report->liveAtPeak).take_front(top)) {

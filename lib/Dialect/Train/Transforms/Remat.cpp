@@ -88,7 +88,10 @@ LogicalResult TrainRematPass::run(func::FuncOp func) {
            << formatBytes(*budget) << " cannot be met: the smallest peak the '"
            << solver << "' solver reaches is " << formatBytes(result.peakBytes)
            << " (fixed part " << formatBytes(fixed)
-           << ": parameters, inputs and labels); no schedule peaks below "
+           << (step->stateBytes ? ": parameters, optimizer state, inputs and "
+                                  "labels"
+                                : ": parameters, inputs and labels")
+           << "); no schedule peaks below "
            << formatBytes(step->graph.peakLowerBound())
            << " (the fixed part plus the op that needs most, with its "
               "operands)";
@@ -115,8 +118,10 @@ LogicalResult TrainRematPass::run(func::FuncOp func) {
   remark << ", limit " << *budget << " bytes: peak " << after->peakBytes
          << " bytes (was " << before.peakBytes << "), fixed " << fixed
          << " bytes (parameters " << step->paramBytes << ", inputs and labels "
-         << step->dataBytes << "); extra compute "
-         << static_cast<int64_t>(extra) << " FLOPs (+"
+         << step->dataBytes;
+  if (step->stateBytes)
+    remark << ", optimizer state " << step->stateBytes;
+  remark << "); extra compute " << static_cast<int64_t>(extra) << " FLOPs (+"
          << formatPercent(extra / std::max(before.cost, 1.0)) << "), " << clones
          << " ops recomputed";
   // How far from the best possible the answer can be, in milliseconds.

@@ -19,19 +19,21 @@ def Train_Dialect : Dialect {
     value semantics on statically shaped ranked tensors of `f32` or `f64`.
 
     Function arguments say what they are with the `train.role` argument
-    attribute: `"param"` (a trainable parameter), `"input"` or `"label"`.
-    `train.name` optionally names an argument for the manifest and reports.
-    A forward model is a `func.func` whose arguments all carry a role and
-    which returns one value, the scalar loss (`tensor<f32>` or
+    attribute: `#train<role param>` (a trainable parameter), `input` or
+    `label`. `train.name` optionally names an argument for the manifest and
+    reports. A forward model is a `func.func` whose arguments all carry a
+    role and which returns one value, the scalar loss (`tensor<f32>` or
     `tensor<f64>`). `train-autodiff` turns it into a training step marked
-    `train.step`, whose results carry `train.role` = `"loss"`,
-    `"updated_param"` or `"grad"` and, for the latter two, `train.param`, the
-    index of the parameter among the parameters.
+    `train.step`: optimizer state, the learning rate and the step count
+    become arguments of role `state`, `lr` and `step`, and the results
+    carry role `loss`, `updated_param`, `updated_state` or `grad` and, for
+    the last three, `train.param`, the index of their parameter among the
+    parameters.
 
     ```mlir
-    func.func @linear(%w: tensor<4x2xf32> {train.role = "param"},
-                      %x: tensor<8x4xf32> {train.role = "input"},
-                      %y: tensor<8x2xf32> {train.role = "label"})
+    func.func @linear(%w: tensor<4x2xf32> {train.role = #train<role param>},
+                      %x: tensor<8x4xf32> {train.role = #train<role input>},
+                      %y: tensor<8x2xf32> {train.role = #train<role label>})
         -> tensor<f32> {
       %p = train.matmul %x, %w : tensor<8x4xf32>, tensor<4x2xf32> -> tensor<8x2xf32>
       %l = train.mse_loss %p, %y : tensor<8x2xf32> -> tensor<f32>

@@ -132,26 +132,4 @@ def Train_MseLossGradOp : Train_GradientOp<"mse_loss_grad",
   }];
   let hasVerifier = 1;
 }
-def Train_SgdUpdateOp
-    : Train_GradientOp<"sgd_update",
-                       [AllTypesMatch<["param", "grad", "result"]>],
-                       ["getInPlaceOperand"], 2> {
-  let summary = "Plain SGD step, param - learning_rate * grad";
-  let description = [{
-    Returns the updated parameter. When `param` is a function argument the
-    lowering writes the result into the argument's buffer (the parameter is
-    donated, as PyTorch's `optimizer.step()` updates in place), so the op
-    allocates nothing; it must then be the last user of `param`.
-
-    ```mlir
-    %w1 = train.sgd_update %w, %dw {learning_rate = 0.01 : f64} : tensor<64x16xf32>
-    ```
-  }];
-  let arguments = (ins Train_FloatTensor:$param, Train_FloatTensor:$grad,
-                       F64Attr:$learning_rate);
-  let results = (outs Train_FloatTensor:$result);
-  let assemblyFormat = "$param `,` $grad attr-dict `:` type($param)";
-  let hasVerifier = 1;
-}
-
 #endif // REMAT_DIALECT_TRAIN_IR_TRAINLOSSOPS_TD

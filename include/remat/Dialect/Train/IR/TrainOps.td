@@ -27,12 +27,15 @@ def Train_SeedTensor : 0DTensorOf<[I64]> {
 }
 def Train_Pair : ConfinedAttr<DenseI64ArrayAttr, [DenseArrayCount<2>]>;
 
-// What an argument (param, input, label) or a step result (loss,
-// updated_param, grad) is: `train.role = #train<role param>`.
+// What an argument (param, input, label; and of a step: optimizer state,
+// lr, step) or a step result (loss, updated_param, updated_state, grad) is:
+// `train.role = #train<role param>`.
 def Train_Role : I32EnumAttr<"Role", "the role of a step's value", [
     I32EnumAttrCase<"param", 0>, I32EnumAttrCase<"input", 1>,
     I32EnumAttrCase<"label", 2>, I32EnumAttrCase<"loss", 3>,
-    I32EnumAttrCase<"updated_param", 4>, I32EnumAttrCase<"grad", 5>]> {
+    I32EnumAttrCase<"updated_param", 4>, I32EnumAttrCase<"grad", 5>,
+    I32EnumAttrCase<"state", 6>, I32EnumAttrCase<"updated_state", 7>,
+    I32EnumAttrCase<"lr", 8>, I32EnumAttrCase<"step", 9>]> {
   let cppNamespace = "::mlir::remat::train";
   let genSpecializedAttr = 0;
 }
@@ -64,5 +67,6 @@ include "remat/Dialect/Train/IR/TrainLayoutOps.td"
 include "remat/Dialect/Train/IR/TrainContractionOps.td"
 include "remat/Dialect/Train/IR/TrainNormalizationOps.td"
 include "remat/Dialect/Train/IR/TrainLossOps.td"
+include "remat/Dialect/Train/IR/TrainOptimizerOps.td"
 
 #endif // REMAT_DIALECT_TRAIN_IR_TRAINOPS_TD

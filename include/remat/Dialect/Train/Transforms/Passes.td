@@ -10,23 +10,53 @@
 include "mlir/Pass/PassBase.td"
 
 def TrainAutodiff : Pass<"train-autodiff", "func::FuncOp"> {
-  let summary = "Builds the training step (backward pass and SGD update)";
+  let summary = "Builds the training step (backward pass and optimizer update)";
   let description = [{
     Turns a forward model (arguments with `train.role`, one scalar result:
     the loss) into a training step by reverse-mode differentiation through
-    `AutodiffOpInterface`. The step returns the loss, then each parameter
-    updated by SGD (`train.sgd_update`, placed right after the parameter's
-    gradient is complete so gradients die early), then, with
-    `return-gradients`, each parameter's gradient. Results carry
+    `AutodiffOpInterface`. Each parameter is updated by the optimizer
+    (TrainOptimizerOps.td) right after its gradient is complete, so
+    gradients die early: `sgd` (with `momentum`, `dampening`, `nesterov`,
+    `weight-decay`), `adam` or `adamw` (`beta1`, `beta2`, `eps`,
+    `weight-decay`), with torch.optim's formulas and defaults.
+
+    Optimizer state becomes arguments with role `state`, named after the
+    parameter as torch.optim's state is (`w.momentum_buffer`, `w.exp_avg`,
+    `w.exp_avg_sq`), updated in place; a `step` argument (i64, from 1)
+    where the optimizer needs the step count; with `runtime-lr`, an `lr`
+    argument (the model's float type) replaces the compiled
+    `learning-rate`, so a schedule needs no recompile.
+
+    The step returns the loss, each updated parameter, each updated state
+    and, with `return-gradients`, each parameter's gradient. For data
+    parallelism the step splits in two: `mode=backward` returns the loss
+    and the gradients and updates nothing; `mode=apply` drops the model and
+    updates the parameters and state from gradient arguments (role `grad`,
+    `w.grad`), so gradients can be all-reduced in between. Results carry
     `train.role` and `train.param`; the function gets `train.step`.
     Functions already marked `train.step`, or with no `train.role`
     arguments, are left alone.
   }];
   let options = [
     Option<"learningRate", "learning-rate", "double", "0.01",
-           "SGD learning rate">,
+           "Learning rate (the lr argument's value with runtime-lr)">,
+    Option<"runtimeLearningRate", "runtime-lr", "bool", "false",
+           "Take the learning rate as a step argument">,
+    Option<"optimizer", "optimizer", "std::string", "\"sgd\"",
+           "sgd, adam or adamw">,
+    Option<"momentum", "momentum", "double", "0.0", "SGD momentum">,
+    Option<"dampening", "dampening", "double", "0.0", "SGD dampening">,
+    Option<"nesterov", "nesterov", "bool", "false", "SGD Nesterov momentum">,
+    Option<"weightDecay", "weight-decay", "double", "-1.0",
+           "Weight decay (default: 0, and 0.01 for adamw)">,
+    Option<"beta1", "beta1", "double", "0.9", "Adam's first beta">,
+    Option<"beta2", "beta2", "double", "0.999", "Adam's second beta">,
+    Option<"eps", "eps", "double", "1e-8", "Adam's epsilon">,
     Option<"returnGradients", "return-gradients", "bool", "false",
            "Also return the gradient of every parameter">,
+    Option<"mode", "mode", "std::string", "\"step\"",
+           "step (backward pass and update), backward (loss and gradients) "
+           "or apply (the update alone, from gradient arguments)">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
