@@ -13,12 +13,20 @@ a diagnostic (exit status 1 with a message); remat-solve's exit status 2
 (no schedule meets the budget) must come with its answer; a feasible answer
 must be within its budget.
 
-usage: utils/fuzz.py [--build build] [--runs 500] [--seed 0]
-       [--tool solve|opt|both]
+--tool sizes grows shapes to the edges instead: MLPs (examples/gen-mlp.py)
+with widths and batches of 1, small numbers, and values near 2^31, 2^32 and
+the 2^53-byte tensor bound, through remat-compile (with random limits) and,
+when small, remat-run; and manifests with one size pushed past its bound,
+read by remat-run. Each must compile and run or end in a diagnostic, and
+no remark, manifest or report may show a negative (wrapped) size.
 
-Not part of CI (a few minutes per thousand runs). Point --build at
-build-asan/ (utils/sanitize.sh) for remat-solve under the sanitizers.
-Inputs that failed are copied to /tmp/remat-fuzz-*.
+usage: utils/fuzz.py [--build build] [--runs 500] [--seed 0]
+       [--tool solve|opt|both|sizes]
+
+Not part of CI except a short --tool sizes run (test/Integration/CPU/
+fuzz.test); a few minutes per thousand runs. Point --build at build-asan/
+(utils/sanitize.sh) for remat-solve under the sanitizers. Inputs that
+failed are copied to /tmp/remat-fuzz-*.
 """
 import argparse
 import copy
@@ -258,13 +266,72 @@ def fuzz_opt(rng, binary, runs, work, report):
         run_checked(args, path, 120, (0, 1), report)
 
 
+SIZE_EDGES = [1, 2, 3, 7, 64, 1000, 2**31 - 1, 2**31, 2**32 + 1, 2**26,
+              2**27, 2**50 // 4, 2**51, 2**53 // 4 + 1]
+SIZE_LIMITS = ["50%", "90%", "1", "1GiB", "8EiB", str(2**62)]
+# A size or count printed negative: one that wrapped.
+NEGATIVE = re.compile(r"(?<![\w.])-[0-9]+ (bytes|FLOPs)")
+
+
+def fuzz_sizes(rng, build, runs, work, report):
+    gen = {}
+    with open(os.path.join(ROOT, "examples", "gen-mlp.py")) as f:
+        exec(compile(f.read(), "gen-mlp.py", "exec"), gen)
+    compiler = os.path.join(build, "bin", "remat-compile")
+    runner = os.path.join(build, "bin", "remat-run")
+    draw = lambda: (rng.choice(SIZE_EDGES) if rng.random() < 0.5
+                    else rng.randint(1, 48))
+
+    def checked(args, path, statuses=(0, 1)):
+        p = run_checked(args, path, 120, statuses, report)
+        if p is not None and NEGATIVE.search(p.stdout + p.stderr):
+            report("negative size", args, path, p.stdout + p.stderr)
+        return p
+
+    for run in range(runs):
+        width, batch = draw(), draw()
+        path = os.path.join(work, f"m{run}.mlir")
+        with open(path, "w") as f:
+            f.write(gen["mlp"](rng.randint(1, 3), width, batch,
+                               rng.choice(["f32", "f64", "f16"])))
+        flags = ([f"--memory-limit={rng.choice(SIZE_LIMITS)}"]
+                 if rng.random() < 0.6 else [])
+        if width * batch >= 2**16 or width * width >= 2**16:
+            checked([compiler, path, "--emit=step", "-o", os.devnull] + flags,
+                    path)
+            continue
+        lib = os.path.join(work, f"m{run}.so")
+        p = checked([compiler, path, "-o", lib] + flags, path)
+        if p is None or p.returncode != 0:
+            continue
+        manifest = lib[:-3] + ".json"
+        checked([runner, manifest, "--steps=1"], manifest, (0,))
+        with open(manifest) as f:
+            good = json.load(f)
+        edits = [("arguments", rng.randrange(len(good["arguments"])), v)
+                 for v in (2**53, 2**53 + 2, 2**63, -1, 0)]
+        edits += [(k, None, rng.choice([-1, -2**62, 2**64, 1e300]))
+                  for k in ("predicted_peak_bytes", "fixed_bytes")]
+        for field, index, value in edits:
+            bad = copy.deepcopy(good)
+            if index is None:
+                bad[field] = value
+            else:
+                bad[field][index]["shape"][0] = value
+            edited = os.path.join(work, f"m{run}-edited.json")
+            with open(edited, "w") as f:
+                json.dump(bad, f)
+            p = checked([runner, edited, "--steps=1"], edited, (1,))
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--build", default=os.path.join(ROOT, "build"))
     p.add_argument("--runs", type=int, default=500)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--tool", choices=["solve", "opt", "both"], default="both")
+    p.add_argument("--tool", choices=["solve", "opt", "both", "sizes"],
+                   default="both")
     a = p.parse_args()
     rng = random.Random(a.seed)
     failures = []
@@ -282,6 +349,8 @@ def main():
         if a.tool in ("opt", "both"):
             fuzz_opt(rng, os.path.join(a.build, "bin", "remat-opt"), a.runs,
                      work, report)
+        if a.tool == "sizes":
+            fuzz_sizes(rng, a.build, a.runs, work, report)
     print(f"fuzz: {a.runs} runs per tool, seed {a.seed}: "
           f"{len(failures)} failures")
     return 1 if failures else 0

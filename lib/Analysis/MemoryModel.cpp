@@ -20,6 +20,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::remat;
@@ -183,7 +184,10 @@ FailureOr<StepGraph> mlir::remat::buildStepGraph(func::FuncOp func) {
              << op.getName()
              << "' is not supported in a training function: it has no cost "
                 "model (CostOpInterface)";
-    node.cost = static_cast<double>(cost.getFlops());
+    int64_t flops = cost.getFlops();
+    if (flops < 0 || flops == std::numeric_limits<int64_t>::max())
+      return op.emitOpError("has a FLOP count past what 64 bits hold");
+    node.cost = static_cast<double>(flops);
     node.bytes = train::getTensorBytes(op.getResult(0).getType());
     node.workspace = cost.getWorkspaceBytes();
     node.backward = hasLoss && !forward.contains(&op);
@@ -205,6 +209,8 @@ FailureOr<StepGraph> mlir::remat::buildStepGraph(func::FuncOp func) {
   }
   for (Value v : terminator->getOperands())
     step.graph.node(nodeOf.lookup(v)).output = true;
+  if (std::string why = step.graph.verify(); !why.empty())
+    return func.emitError("the step's memory model is invalid: ") << why;
   return step;
 }
 

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cmath>
 #include <limits>
 
 using namespace remat;
@@ -34,6 +35,9 @@ void Graph::addEdge(NodeId producer, NodeId user) {
 }
 
 std::string Graph::verify() const {
+  // Every live-byte count the simulator and the solvers form is at most the
+  // sum of all sizes plus one workspace: that sum must fit 64 bits.
+  int64_t total = 0, workspace = 0, bound = 0;
   for (NodeId id = 0; id < (NodeId)nodes.size(); ++id) {
     const Node &n = nodes[id];
     std::string where = "node " + std::to_string(id) + " ('" + n.name + "')";
@@ -41,8 +45,12 @@ std::string Graph::verify() const {
       return where + " has negative size";
     if (n.workspace < 0)
       return where + " has a negative workspace";
-    if (n.cost < 0)
-      return where + " has negative cost";
+    if (!(n.cost >= 0) || !std::isfinite(n.cost))
+      return where + " has a negative or non-finite cost";
+    workspace = std::max(workspace, n.workspace);
+    if (__builtin_add_overflow(total, n.bytes, &total) ||
+        __builtin_add_overflow(total, workspace, &bound))
+      return where + ": the graph's sizes add up past what 64 bits hold";
     if (n.argument && !depLists[id].empty())
       return where + " is an argument with inputs";
     for (NodeId d : depLists[id])

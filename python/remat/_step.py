@@ -5,6 +5,7 @@ import hashlib
 import json
 import os
 import pathlib
+import resource
 import shutil
 import subprocess
 import tempfile
@@ -528,7 +529,9 @@ class Step:
                       optimizer_state_bytes=state,
                       predicted_overhead=m["predicted_cost_flops"]
                       / max(m["baseline_cost_flops"], 1.0),
-                      steps=self._steps, last_step_ms=self._last_ms)
+                      steps=self._steps, last_step_ms=self._last_ms,
+                      max_rss_bytes=resource.getrusage(
+                          resource.RUSAGE_SELF).ru_maxrss * 1024)
 
     def close(self):
         """Unloads the step's buffers; later calls raise RematError."""
@@ -567,4 +570,5 @@ class Report(dict):
                 f"{size(self['predicted_peak_bytes'])}, measured "
                 f"{'(no step run)' if measured is None else size(measured)}, "
                 f"fixed {size(self['fixed_bytes'])}; extra compute "
-                f"{self['predicted_overhead']:.3f}x; {self['steps']} steps")
+                f"{self['predicted_overhead']:.3f}x; {self['steps']} steps; "
+                f"process max RSS {size(self['max_rss_bytes'])}")

@@ -65,10 +65,18 @@ public:
     }
     return f->string;
   }
-  double num(const json::Value &v, const char *key) {
+  /// A number, not negative; a size (`size`) at most 2^53, where JSON
+  /// numbers are exact.
+  double num(const json::Value &v, const char *key, bool size = true) {
     const json::Value *f = v.get(key);
     if (!f || !f->isNumber()) {
       fail(std::string("missing number field '") + key + "'");
+      return 0;
+    }
+    if (!(f->number >= 0) || !std::isfinite(f->number) ||
+        (size && f->number > 9007199254740992.0)) {
+      fail(std::string("field '") + key + "' must be " +
+           (size ? "in [0, 2^53]" : "a finite number >= 0"));
       return 0;
     }
     return f->number;
@@ -97,9 +105,15 @@ bool Reader::tensor(const json::Value &v, const std::string &where,
   const json::Value *shape = v.get("shape");
   if (!shape || !shape->isArray())
     return fail(prefix + "missing array field 'shape'");
+  // The bytes must fit 2^53, where the JSON number that carries them and
+  // every sum the runtime forms stay exact.
+  double bytes = static_cast<double>(t.elementBytes());
   for (const json::Value &d : shape->array) {
     if (!d.isNumber() || d.number < 1 || d.number != std::floor(d.number))
       return fail(prefix + "shape entries must be positive integers");
+    bytes *= d.number;
+    if (bytes > 9007199254740992.0)
+      return fail(prefix + "is larger than 2^53 bytes");
     t.shape.push_back(static_cast<int64_t>(d.number));
   }
   if (const json::Value *p = v.get("param"); p && p->isNumber())
@@ -155,8 +169,8 @@ bool remat::parseManifest(const std::string &text, Manifest &m,
   m.signature = r.str(root, "", "signature");
   m.predictedPeak = static_cast<int64_t>(r.num(root, "predicted_peak_bytes"));
   m.fixedBytes = static_cast<int64_t>(r.num(root, "fixed_bytes"));
-  m.predictedCost = r.num(root, "predicted_cost_flops");
-  m.baselineCost = r.num(root, "baseline_cost_flops");
+  m.predictedCost = r.num(root, "predicted_cost_flops", /*size=*/false);
+  m.baselineCost = r.num(root, "baseline_cost_flops", /*size=*/false);
   if (!error.empty())
     return false;
   for (const char *key : {"param_bytes", "data_bytes", "state_bytes",
@@ -165,12 +179,19 @@ bool remat::parseManifest(const std::string &text, Manifest &m,
     if (!f || !f->isNumber())
       continue;
     std::string k = key;
+    // A limit may be any count of bytes; what it bounds fits 2^53.
+    r.num(root, key,
+          /*size=*/k != "search_seconds" && k != "memory_limit_bytes");
+    if (!error.empty())
+      return false;
     if (k == "param_bytes")
       m.paramBytes = static_cast<int64_t>(f->number);
     else if (k == "data_bytes")
       m.dataBytes = static_cast<int64_t>(f->number);
     else if (k == "state_bytes")
       m.stateBytes = static_cast<int64_t>(f->number);
+    else if (k == "memory_limit_bytes" && f->number >= 9223372036854775808.0)
+      return r.fail("field 'memory_limit_bytes' must be less than 2^63");
     else if (k == "memory_limit_bytes")
       m.memoryLimit = static_cast<int64_t>(f->number);
     else

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
+#include <sys/resource.h>
 
 using namespace remat;
 using namespace remat::run;
@@ -40,6 +41,13 @@ static std::string jsonEscape(const std::string &s) {
   return out;
 }
 
+/// The process's maximum resident set (getrusage), in bytes.
+static int64_t maxRSSBytes() {
+  struct rusage usage;
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<int64_t>(usage.ru_maxrss) * 1024;
+}
+
 static void printJson(const Step &step, const Options &opts,
                       const RunResult &r) {
   const Manifest &m = step.manifest();
@@ -62,6 +70,7 @@ static void printJson(const Step &step, const Options &opts,
     std::printf("%" PRId64, m.memoryLimit);
   else
     std::printf("null");
+  std::printf(", \"max_rss_bytes\": %" PRId64, maxRSSBytes());
   std::printf(", \"solver\": \"%s\", \"predicted_cost_flops\": %.0f, "
               "\"baseline_cost_flops\": %.0f, \"predicted_overhead\": %.6f, "
               "\"params_fnv1a\": \"%016" PRIx64 "\"",
@@ -105,6 +114,10 @@ static void printText(const Step &step, const Options &opts,
               mib(r.measuredPeak), mib(m.fixedBytes));
   if (m.memoryLimit >= 0)
     std::printf("; limit %.1f MiB", mib(m.memoryLimit));
+  // What the process holds beyond the plan: code, libraries, and workspace
+  // no plan counts (BLAS threads' buffers).
+  std::printf("\nprocess max RSS: %.1f MiB (%.1f MiB beyond the plan's peak)",
+              mib(maxRSSBytes()), mib(maxRSSBytes() - m.predictedPeak));
   if (step.isCUDA())
     std::printf("\ndevice pool high-water mark (driver): %" PRId64
                 " bytes (%.1f MiB); device memory %.1f of %.1f GiB free",

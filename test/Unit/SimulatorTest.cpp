@@ -9,6 +9,8 @@
 
 #include "gtest/gtest.h"
 
+#include <limits>
+
 using namespace remat;
 
 namespace {
@@ -147,6 +149,26 @@ TEST(Graph, VerifyRejectsNegativeSizesAndBadOverwrites) {
   NodeId bid = h.addNode(b);
   h.addEdge(a, bid);
   EXPECT_NE(h.verify().find("overwrites"), std::string::npos);
+}
+
+TEST(Graph, VerifyRejectsSizesThatOverflowAndNonFiniteCosts) {
+  // Each size fits 64 bits; their sum (what the simulator adds) does not.
+  Graph g;
+  int64_t half = std::numeric_limits<int64_t>::max() / 2 + 1;
+  g.addNode(op("a", 1, half));
+  EXPECT_EQ(g.verify(), "");
+  g.addNode(op("b", 1, half));
+  EXPECT_NE(g.verify().find("add up past what 64 bits hold"), std::string::npos)
+      << g.verify();
+  // A workspace on top of sizes that fit.
+  Graph w;
+  Node big = op("c", 1, half);
+  big.workspace = half;
+  w.addNode(big);
+  EXPECT_NE(w.verify().find("add up past"), std::string::npos) << w.verify();
+  Graph c;
+  c.addNode(op("d", std::numeric_limits<double>::infinity(), 4));
+  EXPECT_NE(c.verify().find("non-finite cost"), std::string::npos);
 }
 
 TEST(Schedules, FreeAtLastUseMovesFreesEarlierAndNeverRaisesThePeak) {

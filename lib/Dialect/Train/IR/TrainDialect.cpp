@@ -17,6 +17,7 @@
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <cmath>
 #include <limits>
@@ -54,12 +55,59 @@ static void printBroadcastTypes(OpAsmPrinter &printer, Operation *, Type lhs,
 #define GET_OP_CLASSES
 #include "remat/Dialect/Train/IR/TrainOps.cpp.inc"
 
-int64_t mlir::remat::train::getTensorBytes(Type type) {
+std::optional<int64_t> mlir::remat::train::getCheckedTensorBytes(Type type) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   if (!tensor || !tensor.hasStaticShape())
     return 0;
-  return tensor.getNumElements() * static_cast<int64_t>(llvm::divideCeil(
-                                       tensor.getElementTypeBitWidth(), 8));
+  int64_t bytes = static_cast<int64_t>(
+      llvm::divideCeil(tensor.getElementTypeBitWidth(), 8));
+  for (int64_t d : tensor.getShape())
+    if (llvm::MulOverflow(bytes, d, bytes) || bytes > kMaxTensorBytes)
+      return std::nullopt;
+  return bytes;
+}
+
+int64_t mlir::remat::train::getTensorBytes(Type type) {
+  return getCheckedTensorBytes(type).value_or(kMaxTensorBytes);
+}
+
+int64_t
+mlir::remat::train::saturatingProduct(std::initializer_list<int64_t> factors) {
+  int64_t product = 1;
+  for (int64_t f : factors)
+    if (llvm::MulOverflow(product, f, product))
+      return std::numeric_limits<int64_t>::max();
+  return product;
+}
+
+/// Why `type` cannot be a train tensor (empty where it can): larger than
+/// kMaxTensorBytes, or with a zero-sized dimension (no buffer to plan).
+static std::string sizeProblem(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (tensor && tensor.hasStaticShape() &&
+      llvm::is_contained(tensor.getShape(), 0))
+    return "has a zero-sized dimension";
+  if (!getCheckedTensorBytes(type))
+    return "is larger than 2^53 bytes, the largest tensor the train dialect "
+           "takes";
+  return "";
+}
+
+LogicalResult mlir::remat::train::verifyTensorSizes(Operation *op) {
+  auto check = [&](Type type, StringRef what, unsigned i) -> LogicalResult {
+    std::string problem = sizeProblem(type);
+    if (problem.empty())
+      return success();
+    return op->emitOpError()
+           << what << " #" << i << " (" << type << ") " << problem;
+  };
+  for (auto [i, v] : llvm::enumerate(op->getOperands()))
+    if (failed(check(v.getType(), "operand", i)))
+      return failure();
+  for (auto [i, v] : llvm::enumerate(op->getResults()))
+    if (failed(check(v.getType(), "result", i)))
+      return failure();
+  return success();
 }
 
 static int64_t numElements(Value v) {
@@ -120,6 +168,13 @@ LogicalResult TrainDialect::verifyRegionArgAttribute(Operation *op,
                                                      NamedAttribute attr) {
   if (attr.getName() == kRoleAttr) {
     auto role = dyn_cast<RoleAttr>(attr.getValue());
+    if (role && isArgRole(role.getValue())) {
+      auto func = dyn_cast<FunctionOpInterface>(op);
+      Type type = func ? func.getArgumentTypes()[argIndex] : Type();
+      if (std::string problem = type ? sizeProblem(type) : ""; !problem.empty())
+        return op->emitError()
+               << "argument " << argIndex << " (" << type << ") " << problem;
+    }
     if (!role || !isArgRole(role.getValue()))
       return op->emitError() << "argument " << argIndex << ": '" << kRoleAttr
                              << "' must be #train<role param>, input, "
@@ -340,7 +395,7 @@ LogicalResult AdamUpdateOp::verify() {
 int64_t MatmulOp::getFlops() {
   auto lhs = getLhs().getType();
   int64_t k = getTransposeLhs() ? lhs.getDimSize(0) : lhs.getDimSize(1);
-  return 2 * numElements(getResult()) * k;
+  return saturatingProduct({2, numElements(getResult()), k});
 }
 int64_t BiasGradOp::getFlops() { return numElements(getGrad()); }
 int64_t MseLossOp::getFlops() { return 3 * numElements(getPrediction()); }

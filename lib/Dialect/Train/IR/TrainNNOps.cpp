@@ -420,7 +420,8 @@ LogicalResult BatchMatmulOp::verify() {
 }
 int64_t BatchMatmulOp::getFlops() {
   auto lhs = shapeOf(getLhs());
-  return 2 * numel(getResult()) * (getTransposeLhs() ? lhs[1] : lhs[2]);
+  return saturatingProduct(
+      {2, numel(getResult()), getTransposeLhs() ? lhs[1] : lhs[2]});
 }
 LogicalResult BatchMatmulOp::buildAdjoint(OpBuilder &b, Value dy,
                                           SmallVectorImpl<Value> &grads) {
@@ -675,7 +676,7 @@ static LogicalResult verifyConv(Operation *op, Value input, Value weight,
 
 static int64_t convFlops(Value output, Value weight) {
   auto w = shapeOf(weight);
-  return 2 * numel(output) * w[1] * w[2] * w[3];
+  return saturatingProduct({2, numel(output), w[1], w[2], w[3]});
 }
 
 LogicalResult Conv2DOp::verify() {

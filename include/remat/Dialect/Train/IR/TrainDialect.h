@@ -20,8 +20,36 @@
 #include <optional>
 
 namespace mlir::remat::train {
+/// The largest tensor the dialect takes, in bytes: 2^53 (8 PiB), so that
+/// every size, and the sums the memory model and the solvers form in 64-bit
+/// integers and doubles, stays exact.
+constexpr int64_t kMaxTensorBytes = int64_t(1) << 53;
+
+/// The bytes of a statically shaped tensor type, 0 for anything else;
+/// std::nullopt where they exceed kMaxTensorBytes (or 64 bits).
+std::optional<int64_t> getCheckedTensorBytes(Type type);
+
 /// Returns the bytes of a statically shaped tensor type, 0 for anything else.
+/// Types of verified train ops and train function arguments fit
+/// kMaxTensorBytes.
 int64_t getTensorBytes(Type type);
+
+/// The product of `factors`, or INT64_MAX where it does not fit: FLOP counts
+/// saturate, and the memory model refuses an op whose count does.
+int64_t saturatingProduct(std::initializer_list<int64_t> factors);
+
+/// Checks that every statically shaped tensor `op` reads or writes fits
+/// kMaxTensorBytes, naming the first that does not.
+LogicalResult verifyTensorSizes(Operation *op);
+
+/// Every train op: its tensors fit kMaxTensorBytes.
+template <typename ConcreteType>
+class TensorSizesFit : public OpTrait::TraitBase<ConcreteType, TensorSizesFit> {
+public:
+  static LogicalResult verifyTrait(Operation *op) {
+    return verifyTensorSizes(op);
+  }
+};
 } // namespace mlir::remat::train
 
 #include "remat/Dialect/Train/IR/TrainEnums.h.inc"

@@ -65,7 +65,12 @@ def Train_Dialect : Dialect {
   }];
 }
 
+// Every train op's tensors fit kMaxTensorBytes (TrainDialect.h).
+def Train_TensorSizesFit : NativeOpTrait<"TensorSizesFit"> {
+  let cppNamespace = "::mlir::remat::train";
+}
+
 class Train_Op<string mnemonic, list<Trait> traits = []>
-    : Op<Train_Dialect, mnemonic, traits>;
+    : Op<Train_Dialect, mnemonic, !listconcat(traits, [Train_TensorSizesFit])>;
 
 #endif // REMAT_DIALECT_TRAIN_IR_TRAINDIALECT_TD
