@@ -38,8 +38,12 @@ class _Optimizer:
         return self.name + (":" + ",".join(items) if items else "")
 
     def __repr__(self):
+        items = dict(self.hyper)
+        if "beta1" in items:  # shown as torch.optim takes them
+            items = {"betas": (items.pop("beta1"), items.pop("beta2")),
+                     **items}
         args = ", ".join(f"{k}={v!r}" for k, v in
-                         [("lr", self.lr), *self.hyper.items()])
+                         [("lr", self.lr), *items.items()])
         return f"remat.{type(self).__name__}({args})"
 
 

@@ -196,3 +196,11 @@ def test_limit_below_reach_counts_the_state():
                        r"labels\)"):
         remat.compile(small_cnn(), batch(0), optimizer=remat.Adam(),
                       memory_limit=100)
+
+
+def test_optimizers_print_as_torch_optim_takes_them():
+    assert repr(remat.AdamW(lr=1e-3)) == (
+        "remat.AdamW(lr=0.001, betas=(0.9, 0.999), eps=1e-08, "
+        "weight_decay=0.01)")
+    assert remat.SGD(lr=0.1, momentum=0.9, nesterov=True).spec() == \
+        "sgd:momentum=0.9,dampening=0.0,weight-decay=0.0,nesterov"
