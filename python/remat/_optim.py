@@ -17,12 +17,22 @@ class _Optimizer:
             raise RematError(f"{type(self).__name__}: lr must be a finite "
                              f"number >= 0, got {lr!r}")
         self.lr = float(lr)
+        # The ranges torch.optim accepts.
+        ranges = {"momentum": (0, math.inf), "dampening": (0, 1),
+                  "weight_decay": (0, math.inf), "eps": (0, math.inf),
+                  "beta1": (0, 1), "beta2": (0, 1)}
         for key, value in hyper.items():
             if isinstance(value, bool):
                 continue
             if not (isinstance(value, (int, float)) and math.isfinite(value)):
                 raise RematError(f"{type(self).__name__}: {key} must be a "
                                  f"finite number, got {value!r}")
+            low, high = ranges[key]
+            open_high = key.startswith("beta")  # a beta of 1 never forgets
+            if not low <= value <= high or (open_high and value == high):
+                close = ")" if open_high else "]"
+                raise RematError(f"{type(self).__name__}: {key} must be in "
+                                 f"[{low}, {high}{close}, got {value!r}")
         self.hyper = hyper
 
     def spec(self):

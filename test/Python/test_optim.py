@@ -122,15 +122,16 @@ def test_state_dict_round_trip_continues_training():
     (lambda: remat.SGD(lr=0.1, nesterov=True),
      "SGD: Nesterov momentum needs a momentum and zero dampening"),
     (lambda: remat.AdamW(eps=float("nan")), "AdamW: eps must be a finite"),
+    (lambda: remat.SGD(weight_decay=-1), "SGD: weight_decay must be in [0, inf], got -1"),
+    (lambda: remat.SGD(momentum=0.9, dampening=1.5),
+     "SGD: dampening must be in [0, 1], got 1.5"),
+    (lambda: remat.Adam(betas=(0.9, 1.0)), "Adam: beta2 must be in [0, 1), got 1.0"),
     (lambda: remat.compile(small_cnn(), batch(0),
                            optimizer=torch.optim.SGD),
      "optimizer must be remat.SGD, remat.Adam or remat.AdamW"),
     (lambda: remat.compile(small_cnn(), batch(0), optimizer=remat.SGD(),
                            learning_rate=0.1),
      "give the learning rate to the optimizer, not both"),
-    (lambda: remat.compile(small_cnn(), batch(0),
-                           optimizer=remat.Adam(betas=(1.0, 0.999))),
-     "beta must be in [0, 1), got 1"),
 ])
 def test_bad_optimizers(call, message):
     with pytest.raises(remat.RematError, match=re.escape(message)):

@@ -99,6 +99,10 @@ LogicalResult TrainAutodiffPass::differentiate(func::FuncOp func) {
   if (nesterov && (momentum <= 0 || dampening != 0))
     return func.emitError(
         "Nesterov momentum needs a positive momentum and zero dampening");
+  // -1, the option's default, picks the optimizer's own; other negative
+  // values are errors, not defaults.
+  if (weightDecay < 0 && weightDecay != -1.0)
+    return func.emitError("weight-decay must be >= 0, got ") << weightDecay;
   double decay = weightDecay >= 0       ? weightDecay
                  : optimizer == "adamw" ? 0.01
                                         : 0.0;
