@@ -50,8 +50,8 @@ LogicalResult mlir::remat::parseOptimizer(StringRef spec,
                                           std::string &error) {
   auto [name, rest] = spec.split(':');
   if (name != "sgd" && name != "adam" && name != "adamw") {
-    error = ("unknown optimizer '" + name + "'; expected sgd, adam or adamw")
-                .str();
+    error =
+        ("unknown optimizer '" + name + "'; expected sgd, adam or adamw").str();
     return failure();
   }
   o.optimizer = name.str();
@@ -59,8 +59,8 @@ LogicalResult mlir::remat::parseOptimizer(StringRef spec,
   rest.split(items, ',', -1, /*KeepEmpty=*/false);
   for (StringRef item : items) {
     auto [key, value] = item.trim().split('=');
-    if (key == "nesterov" && (value.empty() || value == "true" ||
-                              value == "false")) {
+    if (key == "nesterov" &&
+        (value.empty() || value == "true" || value == "false")) {
       o.nesterov = value != "false";
       continue;
     }
@@ -80,9 +80,9 @@ LogicalResult mlir::remat::parseOptimizer(StringRef spec,
       return failure();
     }
     if (value.trim().getAsDouble(*field) || !std::isfinite(*field)) {
-      error = ("optimizer option '" + key + "' needs a number, got '" +
-               value + "'")
-                  .str();
+      error =
+          ("optimizer option '" + key + "' needs a number, got '" + value + "'")
+              .str();
       return failure();
     }
   }

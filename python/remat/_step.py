@@ -252,13 +252,10 @@ class Step:
             # The update writes the parameters in the backward part's
             # buffers.
             for name, j in self._apply.index("param").items():
-                i = self._params[name]
-                spec = self._args[i]
-                nbytes = _numel(spec["shape"]) * torch.empty(
-                    (), dtype=_TORCH_DTYPES[spec["dtype"]]).element_size()
-                address = self._lib.remat_step_argument(self._handle, i)
+                own = self._view(self._params[name])
                 if self._lib.remat_step_bind_argument(
-                        self._apply.handle, j, address, nbytes, None, 0):
+                        self._apply.handle, j, own.data_ptr(),
+                        own.numel() * own.element_size(), None, 0):
                     raise RematError(f"cannot share parameter '{name}'")
         self._state = self._state_lib.index("state")
         # What the step reads as its learning rate at every call: changing

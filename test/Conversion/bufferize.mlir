@@ -45,3 +45,16 @@ func.func @read_after_update(%w: tensor<4xf32>, %g: tensor<4xf32>)
   %r = train.relu %w : tensor<4xf32>
   return %u, %r : tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// The same for optimizer state: a momentum buffer read after its update.
+// expected-error @+1 {{result 0 (an updated optimizer state) was not bufferized in place; the state is read after its update}}
+func.func @state_read_after_update(%b: tensor<4xf32>, %g: tensor<4xf32>,
+                                   %w: tensor<4xf32>, %t: tensor<i64>)
+    -> (tensor<4xf32> {train.role = #train<role updated_state>, train.param = 0}, tensor<4xf32>)
+    attributes {train.step} {
+  %b1 = train.momentum_update %b, %g, %w, %t {momentum = 0.9 : f64} : tensor<4xf32>
+  %r = train.relu %b : tensor<4xf32>
+  return %b1, %r : tensor<4xf32>, tensor<4xf32>
+}
