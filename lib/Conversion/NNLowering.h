@@ -227,6 +227,7 @@ private:
 
   Value lowerBinary();
   Value lowerSumTo(SumToOp sumTo);
+  Value lowerCompare(CompareOp cmp);
   Value lowerReduce(Value input, ArrayRef<int64_t> dims, double scale);
   Value lowerBroadcast(BroadcastOp bc);
   Value lowerUnary();

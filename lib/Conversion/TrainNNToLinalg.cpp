@@ -26,6 +26,10 @@ Value NNLowering::lowerBinary() {
                          return SubFOp::create(nb, l, a[0], a[1]);
                        if (isa<MulOp>(op))
                          return MulFOp::create(nb, l, a[0], a[1]);
+                       if (isa<MaximumOp>(op))
+                         return MaximumFOp::create(nb, l, a[0], a[1]);
+                       if (isa<MinimumOp>(op))
+                         return MinimumFOp::create(nb, l, a[0], a[1]);
                        return DivFOp::create(nb, l, a[0], a[1]);
                      });
 }
@@ -59,6 +63,36 @@ Value NNLowering::lowerSumTo(SumToOp sumTo) {
   return expandTo(b, loc, sum, resultType());
 }
 
+Value NNLowering::lowerCompare(CompareOp cmp) {
+  bool isFloat = isa<FloatType>(
+      cast<RankedTensorType>(cmp.getLhs().getType()).getElementType());
+  auto [fp, ip] = [&]() -> std::pair<CmpFPredicate, CmpIPredicate> {
+    // Ordered float predicates except `ne`: NaN compares unequal.
+    switch (cmp.getPredicate()) {
+    case ComparePredicate::eq:
+      return {CmpFPredicate::OEQ, CmpIPredicate::eq};
+    case ComparePredicate::ne:
+      return {CmpFPredicate::UNE, CmpIPredicate::ne};
+    case ComparePredicate::lt:
+      return {CmpFPredicate::OLT, CmpIPredicate::slt};
+    case ComparePredicate::le:
+      return {CmpFPredicate::OLE, CmpIPredicate::sle};
+    case ComparePredicate::gt:
+      return {CmpFPredicate::OGT, CmpIPredicate::sgt};
+    case ComparePredicate::ge:
+      return {CmpFPredicate::OGE, CmpIPredicate::sge};
+    }
+    llvm_unreachable("unknown predicate");
+  }();
+  return elementwise(
+      {cmp.getLhs(), cmp.getRhs()},
+      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        Value c = isFloat ? CmpFOp::create(nb, l, fp, a[0], a[1]).getResult()
+                          : CmpIOp::create(nb, l, ip, a[0], a[1]).getResult();
+        return SelectOp::create(nb, l, c, fconst(nb, 1.0), fconst(nb, 0.0));
+      });
+}
+
 Value NNLowering::lowerReduce(Value input, ArrayRef<int64_t> dims,
                               double scale) {
   unsigned n = rank(input);
@@ -71,9 +105,17 @@ Value NNLowering::lowerReduce(Value input, ArrayRef<int64_t> dims,
     its.push_back(llvm::is_contained(kept, i) ? utils::IteratorType::parallel
                                               : utils::IteratorType::reduction);
   Value factor = fconst(scale);
+  // amax and amin start from the identity of their fold, -inf or +inf.
+  bool max = isa<AmaxOp>(op), min = isa<AminOp>(op);
+  double inf = std::numeric_limits<double>::infinity();
+  double init = max ? -inf : min ? inf : 0.0;
   return generic(
-      {input}, filled(resultType(), 0.0), {identity(n), map(n, kept)}, its,
+      {input}, filled(resultType(), init), {identity(n), map(n, kept)}, its,
       [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        if (max)
+          return MaximumFOp::create(nb, l, a[1], a[0]);
+        if (min)
+          return MinimumFOp::create(nb, l, a[1], a[0]);
         Value x = scale == 1.0
                       ? a[0]
                       : MulFOp::create(nb, l, a[0], factor).getResult();
@@ -308,6 +350,22 @@ Value NNLowering::lowerUnary() {
                         : 0.0;
       return SelectOp::create(nb, l, above, fconst(nb, fill), a[0]);
     }
+    if (auto e = dyn_cast<ExtremumGradOp>(op)) {
+      // PyTorch's rule: nothing to the operand that lost, half on a tie,
+      // everything otherwise (NaN included).
+      Value lost = CmpFOp::create(
+          nb, l, e.getMinimum() ? CmpFPredicate::OGT : CmpFPredicate::OLT, a[1],
+          a[2]);
+      Value tie = CmpFOp::create(nb, l, CmpFPredicate::OEQ, a[1], a[2]);
+      Value half = MulFOp::create(nb, l, a[0], fconst(nb, 0.5));
+      return SelectOp::create(nb, l, lost, fconst(nb, 0.0),
+                              SelectOp::create(nb, l, tie, half, a[0]));
+    }
+    if (isa<WhereOp>(op)) {
+      Value pick =
+          CmpFOp::create(nb, l, CmpFPredicate::UNE, a[0], fconst(nb, 0.0));
+      return SelectOp::create(nb, l, pick, a[1], a[2]);
+    }
     // div_rhs_grad: -grad * lhs / (rhs * rhs)
     Value num = MulFOp::create(nb, l, a[0], a[1]);
     Value den = MulFOp::create(nb, l, a[2], a[2]);
@@ -339,12 +397,17 @@ Value NNLowering::lowerBatchMatmul(BatchMatmulOp mm) {
 /// Softmax, log-softmax and their gradients: scf loops over the rows,
 /// scalar reductions along the last dimension, then one write pass.
 Value NNLowering::lower() {
-  if (isa<AddOp, SubOp, MulOp, DivOp>(op))
+  if (isa<AddOp, SubOp, MulOp, DivOp, MaximumOp, MinimumOp>(op))
     return lowerBinary();
+  if (auto c = dyn_cast<CompareOp>(op))
+    return lowerCompare(c);
   if (auto s = dyn_cast<SumToOp>(op))
     return lowerSumTo(s);
   if (auto s = dyn_cast<SumOp>(op))
     return lowerReduce(s.getInput(), s.getDims(), 1.0);
+  if (isa<AmaxOp, AminOp>(op))
+    return lowerReduce(op->getOperand(0),
+                       op->getAttrOfType<DenseI64ArrayAttr>("dims"), 1.0);
   if (auto m = dyn_cast<MeanOp>(op))
     return lowerReduce(
         m.getInput(), m.getDims(),
@@ -355,7 +418,7 @@ Value NNLowering::lower() {
     return lowerBroadcast(bc);
   if (isa<ClampOp, ClampGradOp, TanhOp, TanhGradOp, SigmoidOp, SigmoidGradOp,
           GeluOp, GeluGradOp, UnaryMathOp, UnaryMathGradOp, CausalMaskOp,
-          CausalMaskGradOp, DivRhsGradOp>(op))
+          CausalMaskGradOp, DivRhsGradOp, ExtremumGradOp, WhereOp>(op))
     return lowerUnary();
   if (auto r = dyn_cast<ReshapeOp>(op))
     return lowerReshape(r);

@@ -366,15 +366,17 @@ Value lowerMLPOp(OpBuilder &b, Operation *op) {
 void mlir::remat::populateTrainElementwiseToLinalgPatterns(
     RewritePatternSet &patterns) {
   addLowerings<BiasAddOp, BiasGradOp, ReluOp, ReluGradOp>(patterns, lowerMLPOp);
-  addLowerings<AddOp, SubOp, MulOp, DivOp, DivRhsGradOp, ClampOp, ClampGradOp,
-               TanhOp, TanhGradOp, SigmoidOp, SigmoidGradOp, GeluOp, GeluGradOp,
+  addLowerings<AddOp, SubOp, MulOp, DivOp, DivRhsGradOp, MaximumOp, MinimumOp,
+               ExtremumGradOp, CompareOp, WhereOp, ClampOp, ClampGradOp, TanhOp,
+               TanhGradOp, SigmoidOp, SigmoidGradOp, GeluOp, GeluGradOp,
                UnaryMathOp, UnaryMathGradOp, CastOp>(patterns, lowerNNOp);
 }
 
 void mlir::remat::populateTrainLayoutToLinalgPatterns(
     RewritePatternSet &patterns) {
-  addLowerings<SumToOp, SumOp, MeanOp, BroadcastOp, ReshapeOp, TransposeOp,
-               ConcatOp, SliceOp, SliceGradOp>(patterns, lowerNNOp);
+  addLowerings<SumToOp, SumOp, MeanOp, AmaxOp, AminOp, BroadcastOp, ReshapeOp,
+               TransposeOp, ConcatOp, SliceOp, SliceGradOp>(patterns,
+                                                            lowerNNOp);
 }
 
 void mlir::remat::populateTrainContractionToLinalgPatterns(

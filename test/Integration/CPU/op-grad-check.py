@@ -46,7 +46,16 @@ binary("add", [4, 1])
 binary("sub", [5])
 binary("mul", [3, 1, 5])
 binary("div", [4, 1], f"%bb = train.sigmoid %b : {t([4, 1])}")
-for op in ("sum", "mean"):
+binary("maximum", [4, 1])
+binary("minimum", [5])
+case("where", [("a", [3, 4, 5]), ("b", [4, 1])],
+     ["%z = arith.constant dense<0.0> : tensor<f64>",
+      f"%c = train.compare %a, %z {{predicate = #train<cmp lt>}} : {t([3, 4, 5])}, "
+      f"tensor<f64> -> {t([3, 4, 5])}",
+      f"%r = train.where %c, %b, %a : {t([3, 4, 5])}, {t([4, 1])}, {t([3, 4, 5])} "
+      f"-> {t([3, 4, 5])}"],
+     "%r", [3, 4, 5])
+for op in ("sum", "mean", "amax", "amin"):
     case(op, [("x", [3, 4, 5])],
          [f"%r = train.{op} %x {{dims = array<i64: 0, 2>}} : {t([3, 4, 5])} -> {t([4])}"],
          "%r", [4])

@@ -157,13 +157,96 @@ LogicalResult DivOp::buildAdjoint(OpBuilder &b, Value dy,
   return success();
 }
 
+/// The operands of a gradient op broadcast to the gradient's shape.
+static LogicalResult verifyOperandsBroadcastToGrad(Operation *op, Value grad,
+                                                   ValueRange operands) {
+  if (failed(verifySameElementType(op)))
+    return failure();
+  for (Value v : operands)
+    if (!broadcastsTo(shapeOf(v), shapeOf(grad)))
+      return op->emitOpError("operands must broadcast to the gradient's shape ")
+             << formatShape(shapeOf(grad));
+  return success();
+}
+
 LogicalResult DivRhsGradOp::verify() {
+  return verifyOperandsBroadcastToGrad(*this, getGrad(), {getLhs(), getRhs()});
+}
+
+LogicalResult MaximumOp::verify() { return verifyBroadcastBinary(*this); }
+LogicalResult MinimumOp::verify() { return verifyBroadcastBinary(*this); }
+
+/// The two halves of maximum's or minimum's adjoint: `lhs` against `rhs`,
+/// then swapped.
+static void extremumAdjoint(OpBuilder &b, Location loc, Value dy, Value lhs,
+                            Value rhs, bool minimum,
+                            SmallVectorImpl<Value> &grads) {
+  UnitAttr flag = minimum ? b.getUnitAttr() : UnitAttr();
+  Value da = ExtremumGradOp::create(b, loc, dy.getType(), dy, lhs, rhs, flag);
+  grads.push_back(sumTo(b, loc, da, lhs));
+  Value db = ExtremumGradOp::create(b, loc, dy.getType(), dy, rhs, lhs, flag);
+  grads.push_back(sumTo(b, loc, db, rhs));
+}
+
+LogicalResult MaximumOp::buildAdjoint(OpBuilder &b, Value dy,
+                                      SmallVectorImpl<Value> &grads) {
+  extremumAdjoint(b, getLoc(), dy, getLhs(), getRhs(), false, grads);
+  return success();
+}
+LogicalResult MinimumOp::buildAdjoint(OpBuilder &b, Value dy,
+                                      SmallVectorImpl<Value> &grads) {
+  extremumAdjoint(b, getLoc(), dy, getLhs(), getRhs(), true, grads);
+  return success();
+}
+
+LogicalResult ExtremumGradOp::verify() {
+  return verifyOperandsBroadcastToGrad(*this, getGrad(), {getLhs(), getRhs()});
+}
+
+/// The shape the operands broadcast to, or an error naming them.
+static LogicalResult verifyBroadcastResult(Operation *op) {
+  SmallVector<int64_t> shape;
+  for (Value v : op->getOperands()) {
+    auto b = broadcastShapes(shape, shapeOf(v));
+    if (!b)
+      return op->emitOpError("operand shape ")
+             << formatShape(shapeOf(v)) << " does not broadcast with "
+             << formatShape(shape);
+    shape = *b;
+  }
+  return expectShape(op, op->getResult(0), shape, "result");
+}
+
+LogicalResult CompareOp::verify() {
+  Type lhs = tensorType(getLhs()).getElementType();
+  Type rhs = tensorType(getRhs()).getElementType();
+  if (lhs != rhs)
+    return emitOpError("operands must have one element type, got ")
+           << lhs << " and " << rhs;
+  return verifyBroadcastResult(*this);
+}
+
+LogicalResult CompareOp::buildAdjoint(OpBuilder &, Value,
+                                      SmallVectorImpl<Value> &grads) {
+  grads.append({Value(), Value()}); // a mask is piecewise constant
+  return success();
+}
+
+LogicalResult WhereOp::verify() {
   if (failed(verifySameElementType(*this)))
     return failure();
-  if (!broadcastsTo(shapeOf(getLhs()), shapeOf(getGrad())) ||
-      !broadcastsTo(shapeOf(getRhs()), shapeOf(getGrad())))
-    return emitOpError("operands must broadcast to the gradient's shape ")
-           << formatShape(shapeOf(getGrad()));
+  return verifyBroadcastResult(*this);
+}
+
+LogicalResult WhereOp::buildAdjoint(OpBuilder &b, Value dy,
+                                    SmallVectorImpl<Value> &grads) {
+  Location loc = getLoc();
+  Value zero = scalar(b, loc, dy, 0.0);
+  grads.push_back(Value());
+  Value da = WhereOp::create(b, loc, dy.getType(), getCondition(), dy, zero);
+  grads.push_back(sumTo(b, loc, da, getLhs()));
+  Value db = WhereOp::create(b, loc, dy.getType(), getCondition(), zero, dy);
+  grads.push_back(sumTo(b, loc, db, getRhs()));
   return success();
 }
 
@@ -200,12 +283,20 @@ LogicalResult SumOp::verify() {
 LogicalResult MeanOp::verify() {
   return verifyReduce(*this, getInput(), getResult(), getDims(), "result");
 }
+LogicalResult AmaxOp::verify() {
+  return verifyReduce(*this, getInput(), getResult(), getDims(), "result");
+}
+LogicalResult AminOp::verify() {
+  return verifyReduce(*this, getInput(), getResult(), getDims(), "result");
+}
 LogicalResult BroadcastOp::verify() {
   return verifyReduce(*this, getResult(), getInput(), getDims(), "operand");
 }
 
 int64_t SumOp::getFlops() { return numel(getInput()); }
 int64_t MeanOp::getFlops() { return numel(getInput()); }
+int64_t AmaxOp::getFlops() { return numel(getInput()); }
+int64_t AminOp::getFlops() { return numel(getInput()); }
 
 LogicalResult SumOp::buildAdjoint(OpBuilder &b, Value dy,
                                   SmallVectorImpl<Value> &grads) {
@@ -221,6 +312,36 @@ LogicalResult MeanOp::buildAdjoint(OpBuilder &b, Value dy,
   grads.push_back(BroadcastOp::create(b, getLoc(), getInput().getType(), dy,
                                       getDimsAttr(),
                                       b.getF64FloatAttr(1.0 / count)));
+  return success();
+}
+
+/// PyTorch's amax/amin adjoint: the gradient split evenly among the
+/// elements equal to the extremum, `mask * broadcast(dy / sum(mask))`.
+static void extremumReduceAdjoint(OpBuilder &b, Location loc, Value x, Value y,
+                                  Value dy, DenseI64ArrayAttr dims,
+                                  SmallVectorImpl<Value> &grads) {
+  Type full = x.getType();
+  FloatAttr one = b.getF64FloatAttr(1.0);
+  Value wide = BroadcastOp::create(b, loc, full, y, dims, one);
+  Value mask = CompareOp::create(
+      b, loc, full, x, wide,
+      ComparePredicateAttr::get(b.getContext(), ComparePredicate::eq));
+  Value count = SumOp::create(b, loc, y.getType(), mask, dims);
+  Value share = DivOp::create(b, loc, y.getType(), dy, count);
+  Value spread = BroadcastOp::create(b, loc, full, share, dims, one);
+  grads.push_back(MulOp::create(b, loc, full, mask, spread));
+}
+
+LogicalResult AmaxOp::buildAdjoint(OpBuilder &b, Value dy,
+                                   SmallVectorImpl<Value> &grads) {
+  extremumReduceAdjoint(b, getLoc(), getInput(), getResult(), dy, getDimsAttr(),
+                        grads);
+  return success();
+}
+LogicalResult AminOp::buildAdjoint(OpBuilder &b, Value dy,
+                                   SmallVectorImpl<Value> &grads) {
+  extremumReduceAdjoint(b, getLoc(), getInput(), getResult(), dy, getDimsAttr(),
+                        grads);
   return success();
 }
 

@@ -92,6 +92,84 @@ def Train_AddOp : Train_BroadcastBinaryOp<"add", "sum">;
 def Train_SubOp : Train_BroadcastBinaryOp<"sub", "difference">;
 def Train_MulOp : Train_BroadcastBinaryOp<"mul", "product">;
 def Train_DivOp : Train_BroadcastBinaryOp<"div", "quotient">;
+def Train_MaximumOp : Train_BroadcastBinaryOp<"maximum", "maximum">;
+def Train_MinimumOp : Train_BroadcastBinaryOp<"minimum", "minimum">;
+def Train_ExtremumGradOp
+    : Train_GradientOp<"extremum_grad", [AllTypesMatch<["grad", "result"]>], [],
+                       2> {
+  let summary = "Gradient of maximum or minimum with respect to one operand";
+  let description = [{
+    For `train.maximum`, `result = 0` where `lhs < rhs`, `grad / 2` where
+    `lhs == rhs` and `grad` elsewhere (NaN included), with `lhs` and `rhs`
+    broadcast to the shape of `grad`: PyTorch's rule, which splits a tie.
+    With `minimum`, `lhs > rhs` gives 0. The gradient with respect to `rhs`
+    swaps the operands; `train.sum_to` then reduces each to its operand's
+    shape.
+  }];
+  let arguments = (ins Train_FloatTensor:$grad, Train_FloatTensor:$lhs,
+                       Train_FloatTensor:$rhs, UnitAttr:$minimum);
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat = [{
+    $grad `,` $lhs `,` $rhs attr-dict `:` type($grad) `,` type($lhs) `,`
+    type($rhs)
+  }];
+  let hasVerifier = 1;
+}
+def Train_ComparePredicate
+    : I32EnumAttr<"ComparePredicate", "an elementwise comparison", [
+    I32EnumAttrCase<"eq", 0>, I32EnumAttrCase<"ne", 1>,
+    I32EnumAttrCase<"lt", 2>, I32EnumAttrCase<"le", 3>,
+    I32EnumAttrCase<"gt", 4>, I32EnumAttrCase<"ge", 5>]> {
+  let cppNamespace = "::mlir::remat::train";
+  let genSpecializedAttr = 0;
+}
+def Train_ComparePredicateAttr
+    : EnumAttr<Train_Dialect, Train_ComparePredicate, "cmp">;
+def Train_CompareOp : Train_ComputeOp<"compare", [], [], 1> {
+  let summary = "An elementwise comparison as a 0/1 mask";
+  let description = [{
+    `result = 1.0` where `lhs <predicate> rhs` holds and `0.0` elsewhere
+    (NaN compares unequal to everything, as in PyTorch), operands broadcast
+    as in `train.add`. The operands are float tensors or integer tensors
+    (token ids) of one element type; the mask has a float type. A mask has
+    no gradient: its adjoint gives none to either operand.
+
+    ```mlir
+    %m = train.compare %ids, %pad {predicate = #train<cmp eq>} : tensor<4x16xi64>, tensor<i64> -> tensor<4x16xf32>
+    ```
+  }];
+  let arguments = (ins AnyTypeOf<[Train_FloatTensor, Train_IndexTensor]>:$lhs,
+                       AnyTypeOf<[Train_FloatTensor, Train_IndexTensor]>:$rhs,
+                       Train_ComparePredicateAttr:$predicate);
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+def Train_WhereOp : Train_ComputeOp<"where", [], [], 1> {
+  let summary = "Picks from two tensors by a mask";
+  let description = [{
+    `result = condition != 0 ? lhs : rhs` per element (`torch.where`), the
+    three operands broadcast as in `train.add`. The element not picked is
+    never read, so an infinity or NaN there does not reach the result. The
+    adjoint sends the gradient to `lhs` where the condition holds and to
+    `rhs` elsewhere (a `train.where` against zero); the condition gets
+    none.
+
+    ```mlir
+    %y = train.where %m, %fill, %x : tensor<4x16xf32>, tensor<f32>, tensor<4x16xf32> -> tensor<4x16xf32>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$condition, Train_FloatTensor:$lhs,
+                       Train_FloatTensor:$rhs);
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat = [{
+    $condition `,` $lhs `,` $rhs attr-dict `:` type($condition) `,`
+    type($lhs) `,` type($rhs) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
 def Train_DivRhsGradOp
     : Train_GradientOp<"div_rhs_grad", [AllTypesMatch<["grad", "result"]>], [],
                        4> {

@@ -40,6 +40,11 @@ class Train_ReduceOp<string mnemonic, string what> : Train_ComputeOp<mnemonic> {
 }
 def Train_SumOp : Train_ReduceOp<"sum", "sum">;
 def Train_MeanOp : Train_ReduceOp<"mean", "mean">;
+// The adjoint splits the gradient evenly among the elements equal to the
+// extremum (PyTorch's amax and amin), built from train.compare, train.sum
+// and broadcasts.
+def Train_AmaxOp : Train_ReduceOp<"amax", "maximum">;
+def Train_AminOp : Train_ReduceOp<"amin", "minimum">;
 def Train_BroadcastOp : Train_ComputeOp<"broadcast", [], [], 1> {
   let summary = "Repeats a tensor along new dimensions, times a scale";
   let description = [{
