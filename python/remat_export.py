@@ -87,6 +87,11 @@ def _shape(node):
     return list(meta.shape)
 
 
+def _dtype(node):
+    meta = node.meta.get("tensor_meta") if isinstance(node, torch.fx.Node) else None
+    return getattr(meta, "dtype", None)
+
+
 def _pair(v):
     if isinstance(v, int):
         return [v, v]
@@ -106,6 +111,7 @@ class Exporter:
         self.values, self.params, self.weights = {}, {}, {}
         self.consts = {}
         self.dropouts = 0
+        self.detached = set()
         self.seed = None
         self.node = None
 
@@ -217,8 +223,8 @@ class Exporter:
             raise self.error(f"expected a tensor, got {tensor!r}")
         key = id(tensor)
         if key not in self.consts:
-            if tensor.is_floating_point():
-                tensor = tensor.to(self.torch_dtype)
+            if tensor.is_floating_point() or tensor.dtype == torch.bool:
+                tensor = tensor.to(self.torch_dtype)  # a mask is 0/1
             dtype = DTYPES.get(tensor.dtype)
             if dtype is None:
                 raise self.error(f"a constant of type {tensor.dtype}")
@@ -565,11 +571,43 @@ class Exporter:
     def op_avg_pool2d(self, node, x, kernel, stride=(), padding=0, ceil_mode=False,
                       count_include_pad=True, divisor_override=None):
         xv = self.value(x)
-        k, s, p = self.pool_args(xv, kernel, stride, padding, ceil_mode)
-        if divisor_override or (not count_include_pad and p != [0, 0]):
-            raise self.error("average pooling without count_include_pad or "
-                             "with a divisor override")
-        return self.m.avg_pool2d(xv, k, s, p)
+        k, s, p = self.pool_args(xv, kernel, stride, padding, False)
+        out = _shape(node)[2:]
+        sizes = xv.shape[2:]
+        # A last window over the far edge (ceil_mode): zeros there, which
+        # add nothing; the divisor is fixed below.
+        for i, size in enumerate(sizes):
+            need = (out[i] - 1) * s[i] + k[i] - (size + 2 * p[i])
+            if need > 0:
+                shape = list(xv.shape)
+                shape[2 + i] = need
+                xv = self.m.concat([xv, self.constant(
+                    torch.zeros(shape, dtype=self.torch_dtype))], 2 + i)
+        y = self.m.avg_pool2d(xv, k, s, p)
+        # train.avg_pool2d divides by the window's area; PyTorch by the
+        # window within the padded input (count_include_pad), within the
+        # input, or by divisor_override.
+        def counts(i):
+            full, inside = [], []
+            for o in range(out[i]):
+                start = o * s[i] - p[i]
+                end = min(start + k[i], sizes[i] + p[i])
+                full.append(end - start)
+                inside.append(min(end, sizes[i]) - max(start, 0))
+            return torch.tensor(full, dtype=torch.float64), \
+                torch.tensor(inside, dtype=torch.float64)
+        (fh, ih), (fw, iw) = counts(0), counts(1)
+        if divisor_override:
+            divisor = torch.full((out[0], out[1]), float(divisor_override),
+                                 dtype=torch.float64)
+        elif count_include_pad:
+            divisor = fh[:, None] * fw[None, :]
+        else:
+            divisor = ih[:, None] * iw[None, :]
+        factor = k[0] * k[1] / divisor
+        if bool((factor != 1).any()):
+            y = self.m.mul(y, self.constant(factor.to(self.torch_dtype)))
+        return y
 
     def op_adaptive_avg_pool2d(self, node, x, size):
         xv = self.value(x)
@@ -768,24 +806,96 @@ class Exporter:
     def op_log_softmax(self, node, x, dim, half_to_float=False):
         return self.softmax(True, x, dim)
 
+    def index_operand(self, index, bound):
+        """An integer index tensor: a constant (negative entries wrapped,
+        range checked here) or a value the step reads (checked at run time)."""
+        if self.is_const.get(index) and index not in self.values:
+            c = self.concrete[index]
+            if c.dtype == torch.bool or c.is_floating_point():
+                raise self.error("indexing by a boolean mask or a float tensor")
+            if c.numel() and (c.min() < -bound or c.max() >= bound):
+                raise self.error(f"an index outside [-{bound}, {bound})")
+            return self.constant(torch.remainder(c, bound).to(torch.int64))
+        v = self.value(index)
+        if not v.dtype.startswith("i"):
+            raise self.error("indexing by a boolean mask or a float tensor")
+        return v
+
+    def take(self, v, dim, index):
+        """result = v's slices along dim at `index` (any shape), in its place:
+        the table [v.shape[dim], rest] of train.embedding, moved back."""
+        rank = len(v.shape)
+        ids = self.index_operand(index, v.shape[dim])
+        perm = [dim] + [d for d in range(rank) if d != dim]
+        moved = self.m.transpose(v, perm) if dim else v
+        rest = moved.shape[1:]
+        table = self.m.reshape(moved, [moved.shape[0], math.prod(rest)]) \
+            if rank != 2 else moved
+        rows = self.m.embedding(table, ids)
+        k = len(ids.shape)
+        out = self.m.reshape(rows, ids.shape + rest) if rank != 2 else rows
+        if dim == 0:
+            return out
+        back = list(range(k, k + dim)) + list(range(k)) + \
+            list(range(k + dim, k + rank - 1))
+        return self.m.transpose(out, back)
+
     def op_embedding(self, node, w, ids, padding_idx=-1, scale_grad=False,
                      sparse=False):
         if scale_grad or sparse:
             raise self.error("embedding with scale_grad_by_freq or sparse")
-        return self.m.embedding(self.value(w), self.value(ids))
+        ids_v = self.index_operand(ids, _shape(w)[0])
+        rows = self.m.embedding(self.value(w), ids_v)
+        if padding_idx is None or padding_idx < 0:
+            return rows
+        # The padding row's value, but no gradient from where ids name it.
+        pad = self.constant(torch.tensor(padding_idx, dtype=torch.int64
+                                         if ids_v.dtype == "i64" else torch.int32))
+        at_pad = self.m.reshape(self.m.compare("eq", ids_v, pad), ids_v.shape + [1])
+        return self.m.where(at_pad, self.m.stop_gradient(rows), rows)
 
     def op_index(self, node, x, indices):
         v = self.value(x)
-        if len(indices) == 1 and indices[0] is not None and len(v.shape) == 2:
-            return self.m.embedding(v, self.value(indices[0]))
-        raise self.error("indexing other than rows of a 2-D tensor by one "
-                         "integer tensor")
+        tensors = [(d, i) for d, i in enumerate(indices) if i is not None]
+        if len(tensors) != 1:
+            raise self.error("indexing by several index tensors at once")
+        return self.take(v, *tensors[0])
 
     def op_index_select(self, node, x, dim, index):
         v = self.value(x)
-        if dim % len(v.shape) == 0 and len(v.shape) == 2:
-            return self.m.embedding(v, self.value(index))
-        raise self.error("index_select other than rows of a 2-D tensor")
+        return self.take(v, dim % len(v.shape), index)
+
+    def op_gather(self, node, x, dim, index, sparse_grad=False):
+        """out[..., i, ...] = x[..., index[..., i, ...], ...] along dim."""
+        v = self.value(x)
+        rank = len(v.shape)
+        dim %= rank
+        ishape = _shape(index)
+        if self.is_const.get(index) and index not in self.values:
+            # Flat positions into x as a [numel, 1] table.
+            c = torch.remainder(self.concrete[index], v.shape[dim]).to(torch.int64)
+            strides = [math.prod(v.shape[d + 1:]) for d in range(rank)]
+            flat = torch.zeros(ishape, dtype=torch.int64)
+            for d in range(rank):
+                coord = c if d == dim else torch.arange(ishape[d]).reshape(
+                    [-1 if e == d else 1 for e in range(rank)])
+                flat = flat + coord * strides[d]
+            table = self.m.reshape(v, [math.prod(v.shape), 1])
+            rows = self.m.embedding(table, self.constant(flat))
+            return self.m.reshape(rows, ishape)
+        # An index the step reads, one per row along dim (a label picking
+        # its class): the sum of x times a one-hot mask along dim.
+        if ishape[dim] != 1 or any(ishape[d] != v.shape[d] for d in range(rank)
+                                   if d != dim):
+            raise self.error("gather by an index computed from the step's inputs "
+                             "other than one index per row along the dimension")
+        ids = self.index_operand(index, v.shape[dim])
+        positions = torch.arange(v.shape[dim], dtype=torch.int64 if ids.dtype == "i64"
+                                 else torch.int32)
+        positions = positions.reshape([-1 if d == dim else 1 for d in range(rank)])
+        hot = self.m.compare("eq", ids, self.constant(positions))
+        picked = self.m.reduce("sum", self.m.where(hot, v, self.scalar(0.0)), [dim])
+        return self.m.reshape(picked, ishape)
 
     def op_upsample_nearest2d(self, node, x, output_size=None, *scales):
         v = self.value(x)
@@ -823,37 +933,125 @@ class Exporter:
             return self.constant(torch.ones(_shape(node), dtype=self.torch_dtype))
         return _Mask(_shape(node), float(p), 1.0)
 
-    def masked(self, v_node, mask):
-        """v where mask, 0 elsewhere; mask is a boolean constant."""
-        if isinstance(v_node, (int, float)):
-            return self.constant(torch.where(mask, torch.tensor(float(v_node),
-                                                                dtype=self.torch_dtype),
-                                             torch.tensor(0.0, dtype=self.torch_dtype)))
-        if self.is_const.get(v_node):
-            c = self.concrete[v_node]
-            return self.constant(torch.where(mask, c, torch.zeros_like(c)))
-        return self.m.mul(self.value(v_node), self.constant(mask.to(self.torch_dtype)))
+    def condition(self, cond):
+        """A boolean tensor (constant or computed) as a 0/1 float mask."""
+        return self.value(cond)
 
     def op_where(self, node, cond, a, b):
-        if not self.is_const.get(cond):
-            raise self.error("where with a condition computed from the "
-                             "model's inputs or parameters")
-        c = self.concrete[cond].bool()
-        return self.m.add(self.masked(a, c), self.masked(b, ~c))
+        c = self.condition(cond)
+        av, bv = self.operand(a), self.operand(b)
+        return self.m.where(c, av, bv)
 
     def op_masked_fill(self, node, x, mask, value):
-        if not self.is_const.get(mask):
-            raise self.error("masked_fill with a mask computed from the "
-                             "model's inputs or parameters")
-        m = self.concrete[mask].bool()
         xv = self.value(x)
-        causal = self.causal(xv, m)
-        if causal and value == float("-inf"):
-            return self.m.causal_mask(xv)
-        if isinstance(value, torch.fx.Node):
-            value = float(self.concrete[value])
-        m = torch.broadcast_to(m, xv.shape) if list(m.shape) != xv.shape else m
-        return self.m.add(self.masked(x, ~m), self.masked(float(value), m))
+        if self.is_const.get(mask) and mask not in self.values:
+            m = self.concrete[mask].bool()
+            if value == float("-inf") and self.causal(xv, m):
+                return self.m.causal_mask(xv)
+        fill = self.operand(float(self.concrete[value])
+                            if isinstance(value, torch.fx.Node) and self.is_const.get(value)
+                            else value)
+        return self.m.where(self.condition(mask), fill, xv)
+
+    # Comparisons give 0/1 masks of the model's float type; logic on masks
+    # is arithmetic on them.
+    def compare(self, predicate, a, b):
+        if isinstance(a, (int, float)):  # a reflected comparison
+            a, b = b, a
+            predicate = {"lt": "gt", "gt": "lt", "le": "ge", "ge": "le"}.get(predicate,
+                                                                            predicate)
+        av = self.value(a)
+        if isinstance(b, (int, float)) and not isinstance(b, bool):
+            if av.dtype.startswith("i"):
+                if b != int(b):
+                    raise self.error(f"an integer tensor compared with {b}")
+                bv = self.constant(torch.tensor(int(b), dtype=torch.int64)
+                                   if av.dtype == "i64" else
+                                   torch.tensor(int(b), dtype=torch.int32))
+            else:
+                bv = self.constant(torch.tensor(float(b), dtype=self.torch_dtype))
+        else:
+            bv = self.value(b)
+        if av.dtype != bv.dtype:
+            raise self.error(f"a comparison of {av.dtype} with {bv.dtype}")
+        return self.m.compare(predicate, av, bv)
+
+    def op_eq(self, node, a, b):
+        return self.compare("eq", a, b)
+
+    def op_ne(self, node, a, b):
+        return self.compare("ne", a, b)
+
+    def op_lt(self, node, a, b):
+        return self.compare("lt", a, b)
+
+    def op_le(self, node, a, b):
+        return self.compare("le", a, b)
+
+    def op_gt(self, node, a, b):
+        return self.compare("gt", a, b)
+
+    def op_ge(self, node, a, b):
+        return self.compare("ge", a, b)
+
+    def op_logical_not(self, node, m):
+        return self.m.sub(self.scalar(1.0), self.condition(m))
+
+    def op_logical_and(self, node, a, b):
+        return self.m.mul(self.condition(a), self.condition(b))
+
+    def op_logical_or(self, node, a, b):
+        return self.m.binary("maximum", self.condition(a), self.condition(b))
+
+    def op_logical_xor(self, node, a, b):
+        return self.m.compare("ne", self.condition(a), self.condition(b))
+
+    def op_bitwise_not(self, node, m):
+        self.expect_bool(m)
+        return self.op_logical_not(node, m)
+
+    def op_bitwise_and(self, node, a, b):
+        self.expect_bool(a)
+        return self.op_logical_and(node, a, b)
+
+    def op_bitwise_or(self, node, a, b):
+        self.expect_bool(a)
+        return self.op_logical_or(node, a, b)
+
+    def op_bitwise_xor(self, node, a, b):
+        self.expect_bool(a)
+        return self.op_logical_xor(node, a, b)
+
+    def expect_bool(self, a):
+        if _dtype(a) != torch.bool:
+            raise self.error("bitwise arithmetic on integers")
+
+    def op_maximum(self, node, a, b):
+        return self.m.binary("maximum", self.operand(a), self.operand(b))
+
+    def op_minimum(self, node, a, b):
+        return self.m.binary("minimum", self.operand(a), self.operand(b))
+
+    def op_amax(self, node, x, dims=(), keepdim=False):
+        return self.reduce("amax", node, x, dims, keepdim)
+
+    def op_amin(self, node, x, dims=(), keepdim=False):
+        return self.reduce("amin", node, x, dims, keepdim)
+
+    def extremum(self, kind, node, x, other):
+        if other is None:  # over every element, ties split as in amax
+            return self.reduce("a" + kind, node, x)
+        if isinstance(other, torch.fx.Node):
+            return self.m.binary(kind + "imum", self.value(x), self.value(other))
+        raise self.error(f"{kind} over a dimension, which also returns indices "
+                         f"and sends the gradient to one of tied elements: "
+                         f"use torch.a{kind}, which splits it")
+
+    def op_max(self, node, x, other=None, keepdim=False):
+        return self.extremum("max", node, x, other)
+
+    def op_min(self, node, x, other=None, keepdim=False):
+        return self.extremum("min", node, x, other)
 
     @staticmethod
     def causal(xv, m):
@@ -865,7 +1063,12 @@ class Exporter:
         return bool((m == upper).all())
 
     def op_to_copy(self, node, x, dtype=None, **kwargs):
+        if dtype == torch.bool:  # x != 0 as a mask
+            return self.compare("ne", x, 0)
         v = self.value(x)
+        if _dtype(x) == torch.bool and dtype is not None and dtype.is_floating_point:
+            target = DTYPES.get(dtype)
+            return v if target == v.dtype else self.m.cast(v, target)
         target = DTYPES.get(dtype) if dtype is not None else v.dtype
         if target == v.dtype:
             return v
@@ -882,8 +1085,12 @@ class Exporter:
         raise self.error("a strided view other than a contiguous reshape")
 
     def op_detach(self, node, x):
-        raise self.error("a gradient stop (detach): the step would train "
-                         "through it")
+        v = self.value(x)
+        if v.dtype.startswith("i") or v.name in self.detached:
+            return v  # integers carry no gradient; detach of a detach
+        v = self.m.stop_gradient(v)
+        self.detached.add(v.name)
+        return v
 
 
 def write_bin(tensor, path):

@@ -124,6 +124,23 @@ class Model:
     def mul(self, a, b, hint="mul"):
         return self.binary("mul", a, b, hint)
 
+    def compare(self, predicate, a, b):
+        """train.compare: a 0/1 mask of the model's float type."""
+        shape = broadcast_shape(a.shape, b.shape)
+        dtype = self.dtype if a.dtype.startswith("i") else a.dtype
+        return self._emit("compare", [a, b], [f"predicate = #train<cmp {predicate}>"],
+                          lambda r: f"{a.type}, {b.type} -> {r.type}", shape, "mask",
+                          dtype)
+
+    def where(self, cond, a, b):
+        shape = broadcast_shape(broadcast_shape(cond.shape, a.shape), b.shape)
+        return self._emit("where", [cond, a, b], [],
+                          lambda r: f"{cond.type}, {a.type}, {b.type} -> {r.type}",
+                          shape, "picked")
+
+    def stop_gradient(self, x):
+        return self._same("stop_gradient", [x], "detached")
+
     def relu(self, x):
         return self._same("relu", [x], "relu")
 

@@ -422,6 +422,10 @@ Value NNLowering::lower() {
     return lowerUnary();
   if (auto r = dyn_cast<ReshapeOp>(op))
     return lowerReshape(r);
+  if (isa<StopGradientOp>(op))
+    return linalg::CopyOp::create(b, loc, op->getOperand(0),
+                                  empty(resultType()))
+        .getResult(0);
   if (auto c = dyn_cast<CastOp>(op)) {
     auto from = cast<FloatType>(c.getInput().getType().getElementType());
     bool widen = from.getWidth() < floatType().getWidth();

@@ -369,7 +369,8 @@ void mlir::remat::populateTrainElementwiseToLinalgPatterns(
   addLowerings<AddOp, SubOp, MulOp, DivOp, DivRhsGradOp, MaximumOp, MinimumOp,
                ExtremumGradOp, CompareOp, WhereOp, ClampOp, ClampGradOp, TanhOp,
                TanhGradOp, SigmoidOp, SigmoidGradOp, GeluOp, GeluGradOp,
-               UnaryMathOp, UnaryMathGradOp, CastOp>(patterns, lowerNNOp);
+               UnaryMathOp, UnaryMathGradOp, StopGradientOp, CastOp>(patterns,
+                                                                     lowerNNOp);
 }
 
 void mlir::remat::populateTrainLayoutToLinalgPatterns(

@@ -43,6 +43,10 @@ MODELS = {
     # Layout ops of ATen capture: repeat, ceil_mode max pooling, pad, roll,
     # a strided slice, adaptive pooling to a size that does not divide.
     "layout": (lambda: _test_model("PoolsModel"), [8, 8], "auto10", 0),
+    # Conditions, extrema, indexing and average pooling (see
+    # Inputs/torch_models.py).
+    "selects": (lambda: _test_model("SelectsModel"), [8, 8], "auto10", 0),
+    "tokens": (lambda: _test_model("Tokens"), [4, 12], "auto10", 32),
     # Returned gradients double its 86 MiB of parameters: little to remove.
     "resnet18": (lambda: torchvision.models.resnet18(num_classes=10),
                  [8, 3, 64, 64], "97%", 0),

@@ -232,6 +232,12 @@ LogicalResult CompareOp::buildAdjoint(OpBuilder &, Value,
   return success();
 }
 
+LogicalResult StopGradientOp::buildAdjoint(OpBuilder &, Value,
+                                           SmallVectorImpl<Value> &grads) {
+  grads.push_back(Value());
+  return success();
+}
+
 LogicalResult WhereOp::verify() {
   if (failed(verifySameElementType(*this)))
     return failure();

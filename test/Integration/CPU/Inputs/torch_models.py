@@ -169,3 +169,97 @@ class DropPath(nn.Module):
 
 def StochasticDepth():
     return nn.Sequential(DropPath(), nn.Linear(8, 3))
+
+
+class Selects(nn.Module):
+    """Conditions computed from the input (where, masked_fill, logic on
+    masks), maximum and minimum, amax/amin/max, index_select, indexing and
+    gather by constant indices, average pooling whose ceil_mode adds a
+    window, without count_include_pad and with a divisor override."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 12)
+        self.conv = nn.Conv2d(1, 2, 3, padding=1)
+        self.out = nn.Linear(12 + 5 + 2 * (16 + 9 + 4) + 2, 3)
+        g = torch.Generator().manual_seed(1)
+        self.register_buffer("perm", torch.randperm(12, generator=g))
+        self.register_buffer("pick", torch.randint(-12, 12, (8, 5), generator=g))
+
+    def forward(self, x):
+        h = self.fc(x)
+        m = (h > 0.1) & ~(x[:, :1] < -1.0)
+        h = torch.where(m, h, 0.5 * h).masked_fill((h < -0.8) | (h > 2.5), -0.8)
+        h = torch.maximum(h, -h.mean(1, keepdim=True)) + torch.minimum(h, x.sum(1, True))
+        h = h - h.amax(1, keepdim=True).detach() + h.amin(0) + h.max()
+        h = h.index_select(1, self.perm)[:, self.perm - 12]  # negative: from the end
+        g = torch.gather(h, 1, self.pick % 12)
+        img = self.conv(h[:, :9].reshape(-1, 1, 3, 3).repeat(1, 1, 2, 2))  # 6 x 6
+        a = nn.functional.avg_pool2d(img, 3, 2, 1, ceil_mode=True,
+                                     count_include_pad=False)           # 4 x 4
+        b = nn.functional.avg_pool2d(img, (2, 3), (2, 2), ceil_mode=True)  # 3 x 3
+        c = nn.functional.avg_pool2d(img, 3, 3, divisor_override=5)      # 2 x 2
+        pooled = torch.cat([a.flatten(2), b.flatten(2), c.flatten(2)], 2).flatten(1)
+        return self.out(torch.cat([h, g, pooled, x[:, :2]], 1))
+
+
+def SelectsModel():
+    return Selects()
+
+
+class Tokens(nn.Module):
+    """Token ids as data: an embedding with a padding row, a padding mask
+    from them, a shifted slice, ids reshaped, and a gather by an id per
+    row."""
+
+    def __init__(self, vocab=32, width=8):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, width, padding_idx=3)
+        self.fc = nn.Linear(width, vocab)
+        self.out = nn.Linear(2 * vocab, 5)
+
+    def forward(self, ids):
+        e = self.emb(ids[:, 1:])                             # shifted ids
+        e = e.masked_fill((ids[:, :-1] == 0).unsqueeze(-1), 0.0)
+        logits = self.fc(e)                                  # [n, t-1, vocab]
+        picked = torch.gather(logits, 2, ids[:, :-1].unsqueeze(-1)).squeeze(-1)
+        first = self.emb.weight.index_select(0, ids.reshape(-1)[:4]).sum()
+        return self.out(torch.cat([logits.mean(1), picked.mean(1, True)
+                                   .expand(-1, logits.shape[2])], 1)) + first
+
+
+class MaxDim(nn.Module):
+    def forward(self, x):
+        return x.max(1, keepdim=True).values * x
+
+
+def MaxOverDim():
+    return nn.Sequential(nn.Linear(8, 8), MaxDim(), nn.Linear(8, 3))
+
+
+class GatherRows(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(16, 8)
+        self.fc = nn.Linear(8, 3)
+
+    def forward(self, ids):
+        e = self.emb(ids)
+        return self.fc(torch.gather(e, 2, ids.unsqueeze(-1).expand(-1, -1, 8)).sum(1))
+
+
+def GatherByIds():
+    return GatherRows()
+
+
+class TwoIndices(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("i", torch.tensor([0, 1]))
+
+    def forward(self, x):
+        return x[self.i, self.i].sum() + x
+
+
+def SeveralIndices():
+    return nn.Sequential(nn.Linear(8, 8), TwoIndices(), nn.Linear(8, 3))

@@ -308,6 +308,21 @@ def Train_UnaryMathGradOp
   let assemblyFormat = "$grad `,` $input attr-dict `:` type($grad)";
   let hasVerifier = 1;
 }
+def Train_StopGradientOp
+    : Train_ComputeOp<"stop_gradient", [SameOperandsAndResultType], [], 1> {
+  let summary = "The operand's values, through which no gradient flows";
+  let description = [{
+    A copy of the operand whose adjoint gives the operand no gradient
+    (PyTorch's `detach`).
+
+    ```mlir
+    %c = train.stop_gradient %m : tensor<8x1xf32>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$input);
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
 def Train_CastOp : Train_ComputeOp<"cast", [], [], 1> {
   let summary = "Converts a tensor to another float element type";
   let description = [{

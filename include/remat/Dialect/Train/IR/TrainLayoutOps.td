@@ -61,18 +61,21 @@ def Train_BroadcastOp : Train_ComputeOp<"broadcast", [], [], 1> {
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
 }
-def Train_ReshapeOp : Train_ComputeOp<"reshape", [], [], 1> {
+def Train_ReshapeOp
+    : Train_ComputeOp<"reshape", [AllElementTypesMatch<["input", "result"]>],
+                      [], 1> {
   let summary = "Same elements in row-major order, another shape";
   let description = [{
     Produces a fresh tensor (a copy), like every train op, so that the memory
-    model stays one allocation per op.
+    model stays one allocation per op. Integer tensors (token ids, labels)
+    reshape too; they have no gradient.
 
     ```mlir
     %r = train.reshape %x : tensor<8x4x2x2xf32> -> tensor<8x16xf32>
     ```
   }];
-  let arguments = (ins Train_FloatTensor:$input);
-  let results = (outs Train_FloatTensor:$result);
+  let arguments = (ins AnyTypeOf<[Train_FloatTensor, Train_IndexTensor]>:$input);
+  let results = (outs AnyTypeOf<[Train_FloatTensor, Train_IndexTensor]>:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
 }
@@ -175,17 +178,21 @@ def Train_ConcatOp : Train_ComputeOp<"concat", [], [], 1> {
   }];
   let hasVerifier = 1;
 }
-def Train_SliceOp : Train_ComputeOp<"slice", [], [], 1> {
+def Train_SliceOp
+    : Train_ComputeOp<"slice", [AllElementTypesMatch<["input", "result"]>], [],
+                      1> {
   let summary = "A contiguous block of a tensor";
   let description = [{
     `result[i...] = input[offsets + i...]`; the sizes are the result's.
+    Integer tensors slice too; they have no gradient.
 
     ```mlir
     %s = train.slice %x {offsets = array<i64: 0, 16, 0, 0>} : tensor<8x24x8x8xf32> -> tensor<8x8x8x8xf32>
     ```
   }];
-  let arguments = (ins Train_FloatTensor:$input, DenseI64ArrayAttr:$offsets);
-  let results = (outs Train_FloatTensor:$result);
+  let arguments = (ins AnyTypeOf<[Train_FloatTensor, Train_IndexTensor]>:$input,
+                       DenseI64ArrayAttr:$offsets);
+  let results = (outs AnyTypeOf<[Train_FloatTensor, Train_IndexTensor]>:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
 }
