@@ -65,3 +65,12 @@ func.func @foreign_op(%w: tensor<4xf32> {train.role = #train<role param>}, %y: t
   %l = train.mse_loss %e, %y : tensor<4xf32> -> tensor<f32>
   return %l : tensor<f32>
 }
+
+// -----
+
+// expected-error @+1 {{parameter 1 ('fc.bias') does not affect the loss}}
+func.func @dead_named(%w: tensor<4xf32> {train.role = #train<role param>}, %v: tensor<4xf32> {train.role = #train<role param>, train.name = "fc.bias"}, %y: tensor<4xf32> {train.role = #train<role label>}) -> tensor<f32> {
+  %dead = train.relu %v : tensor<4xf32>
+  %l = train.mse_loss %w, %y : tensor<4xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}

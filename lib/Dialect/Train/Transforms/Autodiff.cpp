@@ -249,10 +249,14 @@ LogicalResult TrainAutodiffPass::differentiate(func::FuncOp func) {
         continue;
       unsigned index = paramIndex.lookup(operand);
       Value g = grads.lookup(operand);
-      if (!g)
-        return func.emitError("parameter ")
-               << cast<BlockArgument>(operand).getArgNumber()
-               << " does not affect the loss";
+      if (!g) {
+        unsigned arg = cast<BlockArgument>(operand).getArgNumber();
+        InFlightDiagnostic err = func.emitError("parameter ") << arg;
+        if (auto named =
+                func.getArgAttrOfType<StringAttr>(arg, TrainDialect::kNameAttr))
+          err << " ('" << named.getValue() << "')";
+        return err << " does not affect the loss";
+      }
       finalGrads[index] = g;
       if (update)
         emitUpdate(index, operand, g);
