@@ -94,6 +94,20 @@ def _refresh_flat_weights(rnn):
                          for n in rnn._flat_weights_names]
 
 
+def _decompositions():
+    """PyTorch's own decompositions of fused kernels that tracing would
+    otherwise record whole: CPU flash attention (PyTorch 2.x's
+    nn.MultiheadAttention and F.scaled_dot_product_attention) into its
+    math form."""
+    names = ["_scaled_dot_product_flash_attention_for_cpu"]
+    ops = [getattr(torch.ops.aten, n).default for n in names
+           if hasattr(torch.ops.aten, n)]
+    if not ops:
+        return {}
+    from torch._decomp import get_decompositions
+    return get_decompositions(ops)
+
+
 def capture(module, example):
     """Returns (graph module, parameter names in placeholder order, the
     constant nodes: those that depend on no parameter, input or random op,
@@ -117,7 +131,8 @@ def capture(module, example):
              for m in rnns]
     try:
         with torch.no_grad(), _recording(module):
-            gm = make_fx(functionalize(forward))(flat, example)
+            gm = make_fx(functionalize(forward),
+                         decomposition_table=_decompositions())(flat, example)
     except Exception as e:  # make_fx raises several kinds
         where = user_frame(traceback.extract_tb(e.__traceback__))
         text = str(e).strip()

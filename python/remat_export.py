@@ -92,6 +92,11 @@ def _dtype(node):
     return getattr(meta, "dtype", None)
 
 
+def _dims(dims):
+    """A reduction's dims argument: one int, a list, or None for all."""
+    return [dims] if isinstance(dims, int) else dims
+
+
 def _pair(v):
     if isinstance(v, int):
         return [v, v]
@@ -806,6 +811,25 @@ class Exporter:
     def op_log_softmax(self, node, x, dim, half_to_float=False):
         return self.softmax(True, x, dim)
 
+    def op_safe_softmax(self, node, x, dim, dtype=None):
+        """Softmax with 0 on rows that are all -inf (PyTorch 2.x's attention
+        math): a row is all -inf exactly when its maximum is."""
+        v = self.value(x)
+        dim %= len(v.shape)
+        keep = list(v.shape)
+        keep[dim] = 1
+        top = self.m.reshape(self.m.reduce("amax", v, [dim]), keep)
+        empty = self.m.compare("eq", top, self.scalar(-math.inf))
+        return self.m.where(empty, self.scalar(0.0), self.softmax(False, x, dim))
+
+    def op_all(self, node, x, dims=None, keepdim=False):
+        self.expect_bool(x, "all")
+        return self.reduce("amin", node, x, _dims(dims), keepdim)
+
+    def op_any(self, node, x, dims=None, keepdim=False):
+        self.expect_bool(x, "any")
+        return self.reduce("amax", node, x, _dims(dims), keepdim)
+
     def index_operand(self, index, bound):
         """An integer index tensor: a constant (negative entries wrapped,
         range checked here) or a value the step reads (checked at run time)."""
@@ -1022,9 +1046,9 @@ class Exporter:
         self.expect_bool(a)
         return self.op_logical_xor(node, a, b)
 
-    def expect_bool(self, a):
+    def expect_bool(self, a, what="bitwise arithmetic"):
         if _dtype(a) != torch.bool:
-            raise self.error("bitwise arithmetic on integers")
+            raise self.error(f"{what} on a tensor that is not a mask")
 
     def op_maximum(self, node, a, b):
         return self.m.binary("maximum", self.operand(a), self.operand(b))

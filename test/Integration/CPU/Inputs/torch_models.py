@@ -190,6 +190,8 @@ class Selects(nn.Module):
         h = self.fc(x)
         m = (h > 0.1) & ~(x[:, :1] < -1.0)
         h = torch.where(m, h, 0.5 * h).masked_fill((h < -0.8) | (h > 2.5), -0.8)
+        calm = (h > -5).all(1, keepdim=True) & (h > 0.8).any(1, keepdim=True).logical_not()
+        h = torch.where(calm, h, 0.9 * h)
         h = torch.maximum(h, -h.mean(1, keepdim=True)) + torch.minimum(h, x.sum(1, True))
         h = h - h.amax(1, keepdim=True).detach() + h.amin(0) + h.max()
         h = h.index_select(1, self.perm)[:, self.perm - 12]  # negative: from the end
