@@ -88,3 +88,11 @@ func.func @amin_result(%x: tensor<4x3xf32>) {
   %0 = train.amin %x {dims = array<i64: 1>} : tensor<4x3xf32> -> tensor<3xf32>
   return
 }
+
+// -----
+
+func.func @stop_gradient_type(%x: tensor<4xf32>) {
+  // expected-error @+1 {{requires the same type for all operands and results}}
+  %0 = "train.stop_gradient"(%x) : (tensor<4xf32>) -> tensor<4xf64>
+  return
+}
