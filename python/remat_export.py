@@ -322,6 +322,18 @@ class Exporter:
         return self.op_native_batch_norm(node, x, w, b, mean, var, training,
                                          momentum, eps)
 
+    def op_native_batch_norm_legit(self, node, x, w, b, *rest):
+        """PyTorch 2.x's batch norm: with running statistics (mean, var,
+        training, momentum, eps) or without (training, momentum, eps)."""
+        if len(rest) == 5:
+            return self.op_native_batch_norm(node, x, w, b, *rest)
+        training, momentum, eps = rest
+        if not training:
+            raise self.error("batch norm in evaluation mode without running "
+                             "statistics")
+        return self.op_native_batch_norm(node, x, w, b, None, None, True,
+                                         momentum, eps)
+
     def op_native_batch_norm_legit_no_training(self, node, x, w, b, mean, var,
                                                momentum, eps):
         return self.op_native_batch_norm(node, x, w, b, mean, var, False,
