@@ -184,6 +184,21 @@ static void prepareForTranslation(ModuleOp module) {
 }
 
 /// The bytes of the step's one device binary (PTX text or cubin).
+/// The arena remat-plan-arena laid out on the step, if any.
+static void recordArena(ModuleOp module, ::remat::Manifest &m) {
+  for (auto func : module.getOps<func::FuncOp>()) {
+    auto bytes = func->getAttrOfType<IntegerAttr>("remat.arena_bytes");
+    auto live = func->getAttrOfType<IntegerAttr>("remat.arena_live_bytes");
+    auto offsets = func->getAttrOfType<DenseI64ArrayAttr>("remat.arena_offsets");
+    if (!bytes || !live || !offsets)
+      continue;
+    m.arenaBytes = bytes.getInt();
+    m.arenaLiveBytes = live.getInt();
+    m.arenaOffsets.assign(offsets.asArrayRef().begin(),
+                          offsets.asArrayRef().end());
+  }
+}
+
 static FailureOr<std::string> deviceCode(ModuleOp module) {
   SmallVector<gpu::BinaryOp> binaries(module.getOps<gpu::BinaryOp>());
   if (binaries.size() != 1 || binaries.front().getObjects().size() != 1)
@@ -214,9 +229,13 @@ static LogicalResult lowerForCUDA(StageRunner &stages, ModuleOp module,
       return module.emitError(error);
     gpu.toolkit = *toolkit;
   }
-  if (failed(stages.run("bufferize and map to GPU", [&](OpPassManager &pm) {
-        return success(succeeded(buildBufferizationStage(pm)) &&
-                       succeeded(buildGPUMappingStage(pm, gpu)));
+  if (failed(stages.run("bufferize", [&](OpPassManager &pm) {
+        return buildBufferizationStage(pm, o.arena);
+      })))
+    return failure();
+  recordArena(module, step.manifest);
+  if (failed(stages.run("map to GPU", [&](OpPassManager &pm) {
+        return buildGPUMappingStage(pm, gpu);
       })))
     return failure();
   for (auto m : module.getOps<gpu::GPUModuleOp>())
@@ -243,10 +262,14 @@ static LogicalResult lowerForCUDA(StageRunner &stages, ModuleOp module,
   return success();
 }
 
-static LogicalResult lowerForCPU(StageRunner &stages, const CompileOptions &o) {
-  return stages.run("bufferize and lower to LLVM", [&](OpPassManager &pm) {
-    if (failed(buildBufferizationStage(pm)))
-      return failure();
+static LogicalResult lowerForCPU(StageRunner &stages, ModuleOp module,
+                                 const CompileOptions &o, CompiledStep &step) {
+  if (failed(stages.run("bufferize", [&](OpPassManager &pm) {
+        return buildBufferizationStage(pm, o.arena);
+      })))
+    return failure();
+  recordArena(module, step.manifest);
+  return stages.run("lower to LLVM", [&](OpPassManager &pm) {
     if (o.gpuMappingOnHost) {
       if (failed(buildGPUMappingStage(pm, o.gpu, /*outline=*/false)))
         return failure();
@@ -368,7 +391,7 @@ mlir::remat::compileStep(ModuleOp module, const CompileOptions &o,
       return failure();
     if (o.stopAfter <= CompileStage::Cubin)
       return step;
-  } else if (failed(lowerForCPU(stages, o))) {
+  } else if (failed(lowerForCPU(stages, module, o, step))) {
     return failure();
   }
   if (o.stopAfter == CompileStage::LLVMDialect)

@@ -28,7 +28,8 @@ LogicalResult mlir::remat::buildTrainToLinalgStage(OpPassManager &pm) {
   return success();
 }
 
-LogicalResult mlir::remat::buildBufferizationStage(OpPassManager &pm) {
+LogicalResult mlir::remat::buildBufferizationStage(OpPassManager &pm,
+                                                   bool arena) {
   // Identity layouts keep the step's ABI simple for the driver. No alignment
   // request: the runtime aligns every buffer itself, so the bytes requested
   // are exactly the tensor sizes the simulator counts.
@@ -47,6 +48,8 @@ LogicalResult mlir::remat::buildBufferizationStage(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(
       bufferization::createOptimizeAllocationLivenessPass());
   pm.addPass(createConvertBufferizationToMemRefPass());
+  if (arena)
+    pm.addPass(createRematPlanArena());
   return success();
 }
 
@@ -211,7 +214,7 @@ void mlir::remat::registerPipelines() {
       "Lowers a train step to the LLVM dialect for the CPU", buildCPUPipeline);
   reg("remat-bufferize-pipeline",
       "Bufferizes lowered linalg with frees at last use",
-      buildBufferizationStage);
+      [](OpPassManager &pm) { return buildBufferizationStage(pm); });
   reg("remat-cpu-to-llvm-pipeline",
       "Lowers bufferized linalg to the LLVM dialect for the CPU",
       [](OpPassManager &pm) { return buildCPUToLLVMStage(pm); });

@@ -197,6 +197,25 @@ bool remat::parseManifest(const std::string &text, Manifest &m,
     else
       m.searchSeconds = f->number;
   }
+  if (root.get("arena_bytes")) {
+    m.arenaBytes = static_cast<int64_t>(r.num(root, "arena_bytes"));
+    m.arenaLiveBytes = static_cast<int64_t>(r.num(root, "arena_live_bytes"));
+    const json::Value *offsets = root.get("arena_offsets");
+    if (!offsets || !offsets->isArray() || offsets->array.size() % 2)
+      return r.fail("field 'arena_offsets' must be an array of offset, size "
+                    "pairs");
+    for (const json::Value &v : offsets->array) {
+      if (!v.isNumber() || v.number < 0 || v.number > m.arenaBytes ||
+          v.number != static_cast<double>(static_cast<int64_t>(v.number)))
+        return r.fail("field 'arena_offsets' holds a value outside the arena");
+      m.arenaOffsets.push_back(static_cast<int64_t>(v.number));
+    }
+    for (size_t i = 0; i < m.arenaOffsets.size(); i += 2)
+      if (m.arenaOffsets[i] + m.arenaOffsets[i + 1] > m.arenaBytes)
+        return r.fail("field 'arena_offsets': a buffer ends past the arena");
+    if (!error.empty())
+      return false;
+  }
   m.solver = r.str(root, "", "solver", false);
   for (const char *key : {"arguments", "results"}) {
     const json::Value *list = root.get(key);
@@ -335,6 +354,14 @@ std::string remat::printManifest(const Manifest &m) {
   w.field("baseline_cost_flops", number(m.baselineCost));
   w.field("memory_limit_bytes",
           m.memoryLimit >= 0 ? std::to_string(m.memoryLimit) : "null");
+  if (m.arenaBytes) {
+    w.field("arena_bytes", std::to_string(m.arenaBytes));
+    w.field("arena_live_bytes", std::to_string(m.arenaLiveBytes));
+    std::string offsets = "[";
+    for (size_t i = 0; i < m.arenaOffsets.size(); ++i)
+      offsets += (i ? ", " : "") + std::to_string(m.arenaOffsets[i]);
+    w.field("arena_offsets", offsets + "]");
+  }
   w.field("solver", quote(m.solver));
   if (m.searchSeconds > 0)
     w.field("search_seconds", number(m.searchSeconds));

@@ -36,6 +36,11 @@ static auto testGPUMapping = flag<bool>(
 static auto cpuConvKernels = flag<bool>(
     "cpu-conv-kernels", "CPU: convolutions through the runtime's kernels",
     cl::init(true));
+static auto memoryPlan = flag<std::string>(
+    "memory-plan",
+    "Intermediate buffers: malloc (one allocation each, freed at last use) "
+    "or arena (compile-time offsets in one allocation per step)",
+    cl::init("malloc"));
 static auto tileContractions =
     flag<bool>("gpu-tile-contractions",
                "CUDA: contractions in shared-memory tiled kernels (default)",
@@ -102,6 +107,12 @@ LogicalResult tools::optionsFromFlags(CompileOptions &o, std::string &error) {
   o.gpu.mapping.registerTile = registerTile;
   o.cudaPath = cudaPath;
   o.cpuConvKernels = cpuConvKernels;
+  if (memoryPlan != "malloc" && memoryPlan != "arena") {
+    error = "--memory-plan must be 'malloc' or 'arena', got '" +
+            memoryPlan.getValue() + "'";
+    return failure();
+  }
+  o.arena = memoryPlan == "arena";
   if (testGPUMapping)
     o.gpuMappingOnHost = test::addTestGPUToLoopsPass;
   o.optLevel = optLevel;

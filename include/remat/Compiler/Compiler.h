@@ -61,6 +61,9 @@ struct CompileOptions {
   std::string cudaPath;
   /// CPU: convolutions through the runtime's kernels (else loop nests).
   bool cpuConvKernels = true;
+  /// Intermediate buffers at compile-time offsets in one arena
+  /// (remat-plan-arena) instead of one allocation each.
+  bool arena = false;
   /// CPU, for tests: when set, the step is mapped to GPU kernels as for
   /// CUDA and these passes, added after the mapping, must turn the kernels
   /// back into host code (remat-compile's --test-gpu-mapping adds

@@ -145,6 +145,26 @@ def RematMapToGPU : Pass<"remat-map-to-gpu", "func::FuncOp"> {
                            "::mlir::memref::MemRefDialect"];
 }
 
+def RematPlanArena : Pass<"remat-plan-arena", "ModuleOp"> {
+  let summary = "Places a bufferized step's buffers at offsets in one arena";
+  let description = [{
+    On each `train.step` function after bufferization and deallocation:
+    every top-level `memref.alloc` of a static, identity-layout type that
+    one top-level `memref.dealloc` frees lives from its allocation to that
+    free. The pass packs these lifetimes into one byte range (greedy by
+    size with best fit, as TFLite's and XLA's buffer assignment do, each
+    buffer 64-byte aligned), allocates that arena once at the start of the
+    step, replaces each allocation by a `memref.view` at its offset and
+    drops the frees. Buffers that outlive the step (returned gradients, the
+    loss) keep their own allocation. The function records
+    `remat.arena_bytes`, `remat.arena_live_bytes` (the most bytes of planned
+    buffers live at once, alignment excluded) and `remat.arena_offsets`
+    (offset and bytes of each buffer in program order).
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 def RematOutlineLoopNests : Pass<"remat-outline-loop-nests", "ModuleOp"> {
   let summary = "Moves each top-level loop nest into a function, shared by equals";
   let description = [{

@@ -17,7 +17,8 @@ namespace mlir::remat {
 /// train -> linalg on tensors.
 LogicalResult buildTrainToLinalgStage(OpPassManager &pm);
 /// linalg on tensors -> memrefs with allocations and frees at last use.
-LogicalResult buildBufferizationStage(OpPassManager &pm);
+/// With `arena`, ends with remat-plan-arena.
+LogicalResult buildBufferizationStage(OpPassManager &pm, bool arena = false);
 /// memrefs -> LLVM dialect for the CPU (matmul through the runtime's BLAS,
 /// convolutions through its kernels unless `convKernels` is false).
 LogicalResult buildCPUToLLVMStage(OpPassManager &pm, bool convKernels = true);

@@ -54,6 +54,11 @@ struct Manifest {
   /// Seconds of timed search the solver spent (0: none); a schedule from a
   /// timed search depends on the machine that compiled it.
   double searchSeconds = 0;
+  /// The arena of intermediate buffers (--memory-plan=arena; 0 without):
+  /// its size, the most bytes of its buffers live at once, and each
+  /// buffer's offset and size in program order.
+  int64_t arenaBytes = 0, arenaLiveBytes = 0;
+  std::vector<int64_t> arenaOffsets;
   /// CUDA: the device code's format and its kernel count.
   std::string deviceCode;
   int64_t kernels = 0;
