@@ -20,6 +20,7 @@
 #include "mlir/Target/LLVMIR/Export.h"
 
 #include "llvm/IR/Module.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 
@@ -184,19 +185,57 @@ static void prepareForTranslation(ModuleOp module) {
 }
 
 /// The bytes of the step's one device binary (PTX text or cubin).
-/// The arena remat-plan-arena laid out on the step, if any.
-static void recordArena(ModuleOp module, ::remat::Manifest &m) {
+/// The arena against the live peak, as a remark on the step.
+static void remarkArena(func::FuncOp model, const ::remat::Manifest &m,
+                        int64_t limit, int64_t solvedFor) {
+  InFlightDiagnostic remark =
+      model.emitRemark("arena: ")
+      << m.arenaBytes << " bytes for buffers whose live peak is "
+      << m.arenaLiveBytes << " bytes ("
+      << llvm::formatv("{0:F4}", static_cast<double>(m.arenaBytes) /
+                                     std::max<int64_t>(m.arenaLiveBytes, 1))
+             .str()
+      << "x); step peak " << m.predictedPeak << " bytes with the fixed "
+      << m.fixedBytes;
+  if (limit >= 0)
+    remark << ", limit " << limit;
+  if (solvedFor >= 0)
+    remark << " (schedule solved for " << solvedFor
+           << " to leave room for fragmentation)";
+}
+
+/// The arena remat-plan-arena laid out on the step, if any, and the step's
+/// peak with it: the fixed region, the arena and the most bytes of other
+/// allocations live at once. Returns the bytes by which that peak exceeds
+/// the limit (0 when it fits or nothing was planned).
+static int64_t recordArena(ModuleOp module, ::remat::Manifest &m,
+                           int64_t limit) {
   for (auto func : module.getOps<func::FuncOp>()) {
     auto bytes = func->getAttrOfType<IntegerAttr>("remat.arena_bytes");
     auto live = func->getAttrOfType<IntegerAttr>("remat.arena_live_bytes");
-    auto offsets = func->getAttrOfType<DenseI64ArrayAttr>("remat.arena_offsets");
-    if (!bytes || !live || !offsets)
+    auto outside =
+        func->getAttrOfType<IntegerAttr>("remat.arena_outside_bytes");
+    auto offsets =
+        func->getAttrOfType<DenseI64ArrayAttr>("remat.arena_offsets");
+    if (!bytes || !live || !offsets || !outside)
       continue;
     m.arenaBytes = bytes.getInt();
     m.arenaLiveBytes = live.getInt();
     m.arenaOffsets.assign(offsets.asArrayRef().begin(),
                           offsets.asArrayRef().end());
+    // Unknown other allocations (nested in loops) keep the live model's
+    // prediction.
+    if (outside.getInt() < 0)
+      return 0;
+    m.predictedPeak = m.fixedBytes + m.arenaBytes + outside.getInt();
+    int64_t solvedFor = limit >= 0 ? m.memoryLimit : -1;
+    if (limit < 0)
+      limit = m.memoryLimit;
+    if (limit >= 0 && m.predictedPeak > limit)
+      return m.predictedPeak - limit;
+    remarkArena(func, m, limit, solvedFor);
   }
+  return 0;
 }
 
 static FailureOr<std::string> deviceCode(ModuleOp module) {
@@ -233,7 +272,8 @@ static LogicalResult lowerForCUDA(StageRunner &stages, ModuleOp module,
         return buildBufferizationStage(pm, o.arena);
       })))
     return failure();
-  recordArena(module, step.manifest);
+  if ((step.arenaExcess = recordArena(module, step.manifest, step.arenaLimit)))
+    return failure();
   if (failed(stages.run("map to GPU", [&](OpPassManager &pm) {
         return buildGPUMappingStage(pm, gpu);
       })))
@@ -268,7 +308,8 @@ static LogicalResult lowerForCPU(StageRunner &stages, ModuleOp module,
         return buildBufferizationStage(pm, o.arena);
       })))
     return failure();
-  recordArena(module, step.manifest);
+  if ((step.arenaExcess = recordArena(module, step.manifest, step.arenaLimit)))
+    return failure();
   return stages.run("lower to LLVM", [&](OpPassManager &pm) {
     if (o.gpuMappingOnHost) {
       if (failed(buildGPUMappingStage(pm, o.gpu, /*outline=*/false)))
@@ -320,18 +361,19 @@ static LogicalResult generateHostCode(StageRunner &stages, ModuleOp module,
   return success();
 }
 
-FailureOr<CompiledStep>
-mlir::remat::compileStep(ModuleOp module, const CompileOptions &o,
-                         function_ref<LogicalResult(PassManager &)> configure,
-                         TimingScope *timing) {
+/// One compilation; with an arena over the limit, fails without a
+/// diagnostic and sets the step's arenaExcess.
+static FailureOr<CompiledStep>
+compileOnce(ModuleOp module, const CompileOptions &o,
+            function_ref<LogicalResult(PassManager &)> configure,
+            TimingScope *timing, CompiledStep &step) {
   std::string error;
   if (failed(verifyCompileOptions(o, error)))
     return module.emitError(error);
-  FailureOr<func::FuncOp> model = detail::findModel(module);
+  FailureOr<func::FuncOp> model = mlir::remat::detail::findModel(module);
   if (failed(model))
     return failure();
   StageRunner stages(module, configure, timing);
-  CompiledStep step;
   ::remat::Manifest &m = step.manifest;
   m.target = o.target;
   if (failed(stages.run("autodiff", [&](OpPassManager &pm) {
@@ -359,8 +401,8 @@ mlir::remat::compileStep(ModuleOp module, const CompileOptions &o,
     m.searchSeconds = o.remat->searchSeconds;
   }
   FailureOr<MemoryReport> after = analyzeMemory(*model);
-  if (failed(after) ||
-      failed(detail::describeStep(*model, o.autodiff.learningRate, m)))
+  if (failed(after) || failed(mlir::remat::detail::describeStep(
+                           *model, o.autodiff.learningRate, m)))
     return failure();
   m.predictedPeak = after->peakBytes;
   m.predictedCost = after->cost;
@@ -399,4 +441,61 @@ mlir::remat::compileStep(ModuleOp module, const CompileOptions &o,
   if (failed(generateHostCode(stages, module, o, step)))
     return failure();
   return step;
+}
+
+FailureOr<CompiledStep>
+mlir::remat::compileStep(ModuleOp module, const CompileOptions &o,
+                         function_ref<LogicalResult(PassManager &)> configure,
+                         TimingScope *timing) {
+  OwningOpRef<ModuleOp> original;
+  FailureOr<func::FuncOp> model = failure();
+  if (o.arena && o.remat) {
+    original = module.clone();
+    // Quietly: compileOnce reports a module without a model.
+    ScopedDiagnosticHandler quiet(module.getContext(),
+                                  [](Diagnostic &) { return success(); });
+    model = mlir::remat::detail::findModel(*original);
+  }
+  CompileOptions attempt = o;
+  int64_t limit = -1;
+  ::remat::Manifest last;
+  // The arena's fragmentation over the limit: solve again for that much
+  // less, a few times, then refuse with the figures.
+  for (int tries = 0;; ++tries) {
+    CompiledStep step;
+    step.arenaLimit = limit;
+    // A retry's own errors (the solver refusing the smaller limit) give way
+    // to the arena's figures below.
+    std::optional<ScopedDiagnosticHandler> quiet;
+    if (tries)
+      quiet.emplace(module.getContext(), [](Diagnostic &d) {
+        return success(d.getSeverity() == DiagnosticSeverity::Error);
+      });
+    FailureOr<CompiledStep> result =
+        compileOnce(module, attempt, configure, timing, step);
+    quiet.reset();
+    if (limit < 0)
+      limit = step.manifest.memoryLimit;
+    if (succeeded(result)) {
+      if (result->manifest.arenaBytes)
+        result->manifest.memoryLimit = limit;
+      return result;
+    }
+    if (!step.arenaExcess && !tries)
+      return failure();
+    if (step.arenaExcess)
+      last = step.manifest;
+    int64_t next = last.memoryLimit - step.arenaExcess;
+    if (!step.arenaExcess || tries == 3 || next <= last.fixedBytes)
+      return emitError(succeeded(model) ? model->getLoc() : module.getLoc(),
+                       "the arena plan needs ")
+             << last.predictedPeak << " bytes (arena " << last.arenaBytes
+             << " for buffers whose live peak is " << last.arenaLiveBytes
+             << ", fixed " << last.fixedBytes << "), over the limit " << limit
+             << " by " << last.predictedPeak - limit
+             << "; no schedule leaves room for the arena's fragmentation";
+    attempt.remat->memoryLimit = std::to_string(next);
+    OwningOpRef<ModuleOp> fresh = original->clone();
+    module.getBodyRegion().takeBody(fresh->getBodyRegion());
+  }
 }

@@ -109,11 +109,30 @@ LogicalResult planArena(func::FuncOp func) {
   int64_t next = 0;
   for (Operation &op : block)
     position[&op] = next++;
-  SmallVector<Buffer> buffers;
+  SmallVector<Buffer> buffers, outside;
+  // Allocations the arena does not take: their most bytes live at once
+  // (to the end of the step where nothing frees them), or -1 where some
+  // size is not static or an allocation is nested in a loop.
+  bool known = true;
+  func.walk([&](memref::AllocOp alloc) {
+    known = known && alloc->getBlock() == &block &&
+            staticBytes(alloc.getType()).has_value();
+  });
   for (auto alloc : block.getOps<memref::AllocOp>()) {
     std::optional<int64_t> bytes = staticBytes(alloc.getType());
-    if (!bytes || *bytes == 0)
+    if (!bytes)
       continue;
+    auto keep = [&]() {
+      int64_t end = next;
+      for (Operation *user : alloc->getUsers())
+        if (isa<memref::DeallocOp>(user) && user->getBlock() == &block)
+          end = std::min(end, position[user]);
+      outside.push_back({alloc, {}, position[alloc], end, *bytes});
+    };
+    if (*bytes == 0) {
+      keep();
+      continue;
+    }
     memref::DeallocOp dealloc;
     bool single = true;
     for (Operation *user : alloc->getUsers())
@@ -121,10 +140,12 @@ LogicalResult planArena(func::FuncOp func) {
         single = single && !dealloc && d->getBlock() == &block;
         dealloc = d;
       }
-    if (!dealloc || !single)
+    if (!dealloc || !single) {
+      keep();
       continue;
-    buffers.push_back({alloc, dealloc, position[alloc], position[dealloc],
-                       *bytes});
+    }
+    buffers.push_back(
+        {alloc, dealloc, position[alloc], position[dealloc], *bytes});
   }
   if (buffers.empty())
     return success();
@@ -133,15 +154,17 @@ LogicalResult planArena(func::FuncOp func) {
   b.setInsertionPointToStart(&block);
   Location loc = func.getLoc();
   auto arenaType = MemRefType::get({arena}, b.getI8Type());
-  Value base = memref::AllocOp::create(b, loc, arenaType,
-                                       b.getI64IntegerAttr(kAlignment));
+  // No alignment attribute: the runtime's blocks (and cudaMalloc's) are
+  // 64-byte aligned already, and the attribute would make the lowering
+  // over-allocate to align by hand.
+  Value base = memref::AllocOp::create(b, loc, arenaType);
   SmallVector<int64_t> offsets;
   for (Buffer &buf : buffers) {
     b.setInsertionPoint(buf.alloc);
-    Value at = arith::ConstantIndexOp::create(b, buf.alloc.getLoc(), buf.offset);
-    Value view = memref::ViewOp::create(b, buf.alloc.getLoc(),
-                                        buf.alloc.getType(), base, at,
-                                        ValueRange{});
+    Value at =
+        arith::ConstantIndexOp::create(b, buf.alloc.getLoc(), buf.offset);
+    Value view = memref::ViewOp::create(
+        b, buf.alloc.getLoc(), buf.alloc.getType(), base, at, ValueRange{});
     buf.alloc.replaceAllUsesWith(view);
     buf.dealloc.erase();
     buf.alloc.erase();
@@ -153,6 +176,8 @@ LogicalResult planArena(func::FuncOp func) {
   func->setAttr("remat.arena_live_bytes",
                 b.getI64IntegerAttr(livePeak(buffers)));
   func->setAttr("remat.arena_offsets", b.getDenseI64ArrayAttr(offsets));
+  func->setAttr("remat.arena_outside_bytes",
+                b.getI64IntegerAttr(known ? livePeak(outside) : -1));
   return success();
 }
 
@@ -160,8 +185,7 @@ struct PlanArenaPass
     : public mlir::remat::impl::RematPlanArenaBase<PlanArenaPass> {
   void runOnOperation() override {
     for (auto func : getOperation().getOps<func::FuncOp>())
-      if (!func.isExternal() &&
-          func->hasAttr(train::TrainDialect::kStepAttr) &&
+      if (!func.isExternal() && func->hasAttr(train::TrainDialect::kStepAttr) &&
           failed(planArena(func)))
         return signalPassFailure();
   }

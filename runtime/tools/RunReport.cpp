@@ -72,7 +72,8 @@ static void printJson(const Step &step, const Options &opts,
     std::printf("null");
   std::printf(", \"max_rss_bytes\": %" PRId64, maxRSSBytes());
   if (m.arenaBytes)
-    std::printf(", \"arena_bytes\": %" PRId64 ", \"arena_live_bytes\": %" PRId64,
+    std::printf(", \"arena_bytes\": %" PRId64
+                ", \"arena_live_bytes\": %" PRId64,
                 m.arenaBytes, m.arenaLiveBytes);
   std::printf(", \"solver\": \"%s\", \"predicted_cost_flops\": %.0f, "
               "\"baseline_cost_flops\": %.0f, \"predicted_overhead\": %.6f, "
@@ -118,11 +119,12 @@ static void printText(const Step &step, const Options &opts,
   if (m.memoryLimit >= 0)
     std::printf("; limit %.1f MiB", mib(m.memoryLimit));
   if (m.arenaBytes)
-    std::printf("\narena: %" PRId64 " bytes (%.1f MiB), its buffers' live peak "
-                "%" PRId64 " bytes (%.4fx)",
-                m.arenaBytes, mib(m.arenaBytes), m.arenaLiveBytes,
-                static_cast<double>(m.arenaBytes) /
-                    static_cast<double>(std::max<int64_t>(m.arenaLiveBytes, 1)));
+    std::printf(
+        "\narena: %" PRId64 " bytes (%.1f MiB), its buffers' live peak "
+        "%" PRId64 " bytes (%.4fx)",
+        m.arenaBytes, mib(m.arenaBytes), m.arenaLiveBytes,
+        static_cast<double>(m.arenaBytes) /
+            static_cast<double>(std::max<int64_t>(m.arenaLiveBytes, 1)));
   // What the process holds beyond the plan: code, libraries, and workspace
   // no plan counts (BLAS threads' buffers).
   std::printf("\nprocess max RSS: %.1f MiB (%.1f MiB beyond the plan's peak)",
