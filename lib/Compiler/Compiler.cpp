@@ -485,8 +485,13 @@ mlir::remat::compileStep(ModuleOp module, const CompileOptions &o,
       return failure();
     if (step.arenaExcess)
       last = step.manifest;
-    int64_t next = last.memoryLimit - step.arenaExcess;
-    if (!step.arenaExcess || tries == 3 || next <= last.fixedBytes)
+    // Room for the fragmentation seen, more each try, and below the live
+    // peak just reached (a solver may meet a smaller limit with the same
+    // schedule).
+    int64_t frag = last.arenaBytes - last.arenaLiveBytes;
+    int64_t next =
+        std::min(limit - frag * (tries + 1), last.predictedPeak - frag - 1);
+    if (!step.arenaExcess || tries == 4 || next <= last.fixedBytes)
       return emitError(succeeded(model) ? model->getLoc() : module.getLoc(),
                        "the arena plan needs ")
              << last.predictedPeak << " bytes (arena " << last.arenaBytes
