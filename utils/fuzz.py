@@ -16,9 +16,11 @@ must be within its budget.
 --tool sizes grows shapes to the edges instead: MLPs (examples/gen-mlp.py)
 with widths and batches of 1, small numbers, and values near 2^31, 2^32 and
 the 2^53-byte tensor bound, through remat-compile (with random limits) and,
-when small, remat-run; and manifests with one size pushed past its bound,
-read by remat-run. Each must compile and run or end in a diagnostic, and
-no remark, manifest or report may show a negative (wrapped) size.
+when small, remat-run (half of them with --memory-plan=arena, whose
+measured peak must equal the prediction); and manifests with one size or
+arena offset pushed past its bound, read by remat-run. Each must compile
+and run or end in a diagnostic, and no remark, manifest or report may show
+a negative (wrapped) size.
 
 usage: utils/fuzz.py [--build build] [--runs 500] [--seed 0]
        [--tool solve|opt|both|sizes]
@@ -296,6 +298,8 @@ def fuzz_sizes(rng, build, runs, work, report):
                                rng.choice(["f32", "f64", "f16"])))
         flags = ([f"--memory-limit={rng.choice(SIZE_LIMITS)}"]
                  if rng.random() < 0.6 else [])
+        if rng.random() < 0.5:
+            flags.append("--memory-plan=arena")
         if width * batch >= 2**16 or width * width >= 2**16:
             checked([compiler, path, "--emit=step", "-o", os.devnull] + flags,
                     path)
@@ -305,14 +309,24 @@ def fuzz_sizes(rng, build, runs, work, report):
         if p is None or p.returncode != 0:
             continue
         manifest = lib[:-3] + ".json"
-        checked([runner, manifest, "--steps=1"], manifest, (0,))
+        p = checked([runner, manifest, "--steps=1", "--json"], manifest, (0,))
         with open(manifest) as f:
             good = json.load(f)
+        if p is not None and p.returncode == 0:
+            out = json.loads(p.stdout)
+            if out["measured_peak_bytes"] != out["predicted_peak_bytes"]:
+                report("measured peak differs from the prediction",
+                       [runner, manifest], manifest, p.stdout)
+        if good.get("arena_offsets"):
+            edits_arena = [("arena_offsets", None, [good["arena_bytes"], 1]),
+                           ("arena_offsets", None, [-1, 8])]
+        else:
+            edits_arena = []
         edits = [("arguments", rng.randrange(len(good["arguments"])), v)
                  for v in (2**53, 2**53 + 2, 2**63, -1, 0)]
         edits += [(k, None, rng.choice([-1, -2**62, 2**64, 1e300]))
                   for k in ("predicted_peak_bytes", "fixed_bytes")]
-        for field, index, value in edits:
+        for field, index, value in edits + edits_arena:
             bad = copy.deepcopy(good)
             if index is None:
                 bad[field] = value
