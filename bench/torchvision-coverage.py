@@ -12,7 +12,7 @@ against the plain one bit for bit. Prints a markdown table: model | exported
 bitwise equal | peak none -> remat | extra compute; a failure names the op,
 the module path and the source line. A model whose parameters and their
 gradients are its whole peak at --batch (no limit below the peak is
-feasible) runs again at four times the batch.
+feasible) runs again at four, then sixteen times the batch.
 
 usage: bench/torchvision-coverage.py [--build build] [--out DIR]
                                      [--models resnet18,vit_b_16 ...]
@@ -158,7 +158,7 @@ def main():
         # Where parameters and their gradients are the whole peak, no limit
         # lowers it: a larger batch gives the activations a share.
         first = BATCHES.get(name, a.batch)
-        for batch in (first, 4 * first):
+        for batch in (first, 4 * first, 16 * first):
             oracle.MODELS[name] = (lambda n=name: make(n), [batch, 3, s, s], "auto10", 0)
             row = check(Tools, name)
             if "no feasible limit below the peak" not in row.get("errors", []):
