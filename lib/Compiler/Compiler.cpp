@@ -494,11 +494,14 @@ mlir::remat::compileStep(ModuleOp module, const CompileOptions &o,
     if (!step.arenaExcess || tries == 4 || next <= last.fixedBytes)
       return emitError(succeeded(model) ? model->getLoc() : module.getLoc(),
                        "the arena plan needs ")
-             << last.predictedPeak << " bytes (arena " << last.arenaBytes
+             << last.predictedPeak << " bytes (fixed " << last.fixedBytes
+             << ", arena " << last.arenaBytes
              << " for buffers whose live peak is " << last.arenaLiveBytes
-             << ", fixed " << last.fixedBytes << "), over the limit " << limit
+             << ", returned buffers "
+             << last.predictedPeak - last.fixedBytes - last.arenaBytes
+             << " beside it for the whole step), over the limit " << limit
              << " by " << last.predictedPeak - limit
-             << "; no schedule leaves room for the arena's fragmentation";
+             << "; no schedule leaves room for the arena";
     attempt.remat->memoryLimit = std::to_string(next);
     OwningOpRef<ModuleOp> fresh = original->clone();
     module.getBodyRegion().takeBody(fresh->getBodyRegion());
