@@ -74,10 +74,19 @@ def main():
                 for plan in ("malloc", "arena"):
                     lib = tmp / f"{model}-{limit or 'none'}-{plan}.so"
                     flags = [f"--memory-limit={limit}"] if limit else []
-                    subprocess.run([f"{a.build}/bin/remat-compile", str(src),
-                                    "-o", str(lib), f"--memory-plan={plan}",
-                                    *flags], check=True, capture_output=True)
-                    builds[plan] = lib.with_suffix(".json")
+                    c = subprocess.run([f"{a.build}/bin/remat-compile", str(src),
+                                        "-o", str(lib), f"--memory-plan={plan}",
+                                        *flags], capture_output=True, text=True)
+                    if c.returncode:
+                        error = c.stderr.split("error: ")[-1].splitlines()[0]
+                        builds[plan] = error
+                    else:
+                        builds[plan] = lib.with_suffix(".json")
+                if any(isinstance(b, str) for b in builds.values()):
+                    print(f"| {model} | {limit} | " + " | ".join(
+                        f"{plan}: {b}" for plan, b in builds.items()
+                        if isinstance(b, str)) + " | | | | | | | |", flush=True)
+                    continue
                 times = {"malloc": [], "arena": []}
                 for _ in range(a.rounds):
                     for plan in ("malloc", "arena"):

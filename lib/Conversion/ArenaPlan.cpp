@@ -49,16 +49,10 @@ std::optional<int64_t> staticBytes(MemRefType type) {
   return bytes;
 }
 
-/// Greedy by size with best fit: the largest buffer first, each at the
-/// smallest gap between buffers whose lifetimes overlap its own, or above
-/// them all. Returns the arena's size.
-int64_t pack(MutableArrayRef<Buffer> buffers) {
-  SmallVector<Buffer *> order;
-  for (Buffer &b : buffers)
-    order.push_back(&b);
-  llvm::stable_sort(order, [](const Buffer *a, const Buffer *b) {
-    return a->bytes > b->bytes;
-  });
+/// Places `order`'s buffers one by one, each at the smallest gap between
+/// the placed buffers whose lifetimes overlap its own, or above them all
+/// (best fit). Returns the arena's size.
+int64_t placeInOrder(ArrayRef<Buffer *> order) {
   SmallVector<Buffer *> placed;
   int64_t arena = 0;
   for (Buffer *b : order) {
@@ -83,6 +77,39 @@ int64_t pack(MutableArrayRef<Buffer> buffers) {
     placed.push_back(b);
   }
   return arena;
+}
+
+/// Best fit in three orders, the smallest arena kept: largest first (as
+/// TFLite's and XLA's greedy-by-size), longest-lived first, and program
+/// order (which stacks a chain of short lifetimes without gaps).
+int64_t pack(MutableArrayRef<Buffer> buffers) {
+  auto bySize = [](const Buffer *a, const Buffer *b) {
+    return a->bytes > b->bytes;
+  };
+  auto byLifetime = [](const Buffer *a, const Buffer *b) {
+    return a->end - a->start > b->end - b->start;
+  };
+  auto byStart = [](const Buffer *a, const Buffer *b) {
+    return a->start < b->start;
+  };
+  SmallVector<Buffer *> order;
+  for (Buffer &b : buffers)
+    order.push_back(&b);
+  int64_t best = -1;
+  SmallVector<int64_t> offsets;
+  for (auto cmp : {+bySize, +byLifetime, +byStart}) {
+    llvm::stable_sort(order, cmp);
+    int64_t arena = placeInOrder(order);
+    if (best >= 0 && arena >= best)
+      continue;
+    best = arena;
+    offsets.clear();
+    for (Buffer &b : buffers)
+      offsets.push_back(b.offset);
+  }
+  for (auto [b, offset] : llvm::zip_equal(buffers, offsets))
+    b.offset = offset;
+  return best;
 }
 
 /// The most bytes of `buffers` live at once.

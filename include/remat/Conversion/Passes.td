@@ -151,8 +151,9 @@ def RematPlanArena : Pass<"remat-plan-arena", "ModuleOp"> {
     On each `train.step` function after bufferization and deallocation:
     every top-level `memref.alloc` of a static, identity-layout type that
     one top-level `memref.dealloc` frees lives from its allocation to that
-    free. The pass packs these lifetimes into one byte range (greedy by
-    size with best fit, as TFLite's and XLA's buffer assignment do, each
+    free. The pass packs these lifetimes into one byte range (best fit in
+    three orders, the smallest arena kept: by size, as TFLite's and XLA's
+    greedy buffer assignment do, by lifetime and by program order; each
     buffer 64-byte aligned), allocates that arena once at the start of the
     step, replaces each allocation by a `memref.view` at its offset and
     drops the frees. Buffers that outlive the step (returned gradients, the
