@@ -45,6 +45,10 @@ DTYPES = {torch.float16: "f16", torch.bfloat16: "bf16", torch.float32: "f32",
 _RESHAPES = {"view", "_unsafe_view", "_reshape_alias", "reshape", "view_copy",
              "squeeze", "unsqueeze", "flatten", "unflatten", "_reshape_copy"}
 _IDENTITIES = {"clone", "contiguous", "alias", "lift_fresh_copy", "lift_fresh"}
+# Comparisons (train.compare predicates) and bitwise logic on masks.
+_COMPARISONS = {"eq", "ne", "lt", "le", "gt", "ge"}
+_BITWISE = {f"bitwise_{op}": f"logical_{op}" for op in ("not", "and", "or", "xor")}
+_INT_DTYPES = {"i64": torch.int64, "i32": torch.int32}
 # Elementwise functions of one tensor with a train.unary kind.
 _UNARY = {"exp": "exp", "log": "log", "sqrt": "sqrt", "rsqrt": "rsqrt",
           "abs": "abs", "silu": "silu", "hardswish": "hardswish",
@@ -259,6 +263,11 @@ class Exporter:
                 if _shape(node) != self.value(args[0]).shape else self.value(args[0])
         if base in _IDENTITIES:  # keeps a lazy transpose or mask lazy
             return self.values[args[0]] if args[0] in self.values else self.value(args[0])
+        if base in _COMPARISONS:
+            return self.compare(base, *args)
+        if base in _BITWISE:  # on masks only: the logical op
+            self.expect_bool(args[0])
+            handler = getattr(self, "op_" + _BITWISE[base])
         if base in _UNARY:
             return self.m.unary(_UNARY[base], self.value(args[0]))
         if handler is None:
@@ -969,14 +978,10 @@ class Exporter:
             return self.constant(torch.ones(_shape(node), dtype=self.torch_dtype))
         return _Mask(_shape(node), float(p), 1.0)
 
-    def condition(self, cond):
-        """A boolean tensor (constant or computed) as a 0/1 float mask."""
-        return self.value(cond)
-
+    # A boolean tensor, constant or computed, is a 0/1 mask of the model's
+    # float type (see constant() and compare()).
     def op_where(self, node, cond, a, b):
-        c = self.condition(cond)
-        av, bv = self.operand(a), self.operand(b)
-        return self.m.where(c, av, bv)
+        return self.m.where(self.value(cond), self.operand(a), self.operand(b))
 
     def op_masked_fill(self, node, x, mask, value):
         xv = self.value(x)
@@ -984,10 +989,7 @@ class Exporter:
             m = self.concrete[mask].bool()
             if value == float("-inf") and self.causal(xv, m):
                 return self.m.causal_mask(xv)
-        fill = self.operand(float(self.concrete[value])
-                            if isinstance(value, torch.fx.Node) and self.is_const.get(value)
-                            else value)
-        return self.m.where(self.condition(mask), fill, xv)
+        return self.m.where(self.value(mask), self.operand(value), xv)
 
     # Comparisons give 0/1 masks of the model's float type; logic on masks
     # is arithmetic on them.
@@ -1001,9 +1003,7 @@ class Exporter:
             if av.dtype.startswith("i"):
                 if b != int(b):
                     raise self.error(f"an integer tensor compared with {b}")
-                bv = self.constant(torch.tensor(int(b), dtype=torch.int64)
-                                   if av.dtype == "i64" else
-                                   torch.tensor(int(b), dtype=torch.int32))
+                bv = self.constant(torch.tensor(int(b), dtype=_INT_DTYPES[av.dtype]))
             else:
                 bv = self.constant(torch.tensor(float(b), dtype=self.torch_dtype))
         else:
@@ -1012,51 +1012,17 @@ class Exporter:
             raise self.error(f"a comparison of {av.dtype} with {bv.dtype}")
         return self.m.compare(predicate, av, bv)
 
-    def op_eq(self, node, a, b):
-        return self.compare("eq", a, b)
-
-    def op_ne(self, node, a, b):
-        return self.compare("ne", a, b)
-
-    def op_lt(self, node, a, b):
-        return self.compare("lt", a, b)
-
-    def op_le(self, node, a, b):
-        return self.compare("le", a, b)
-
-    def op_gt(self, node, a, b):
-        return self.compare("gt", a, b)
-
-    def op_ge(self, node, a, b):
-        return self.compare("ge", a, b)
-
     def op_logical_not(self, node, m):
-        return self.m.sub(self.scalar(1.0), self.condition(m))
+        return self.m.sub(self.scalar(1.0), self.value(m))
 
     def op_logical_and(self, node, a, b):
-        return self.m.mul(self.condition(a), self.condition(b))
+        return self.m.mul(self.value(a), self.value(b))
 
     def op_logical_or(self, node, a, b):
-        return self.m.binary("maximum", self.condition(a), self.condition(b))
+        return self.m.binary("maximum", self.value(a), self.value(b))
 
     def op_logical_xor(self, node, a, b):
-        return self.m.compare("ne", self.condition(a), self.condition(b))
-
-    def op_bitwise_not(self, node, m):
-        self.expect_bool(m)
-        return self.op_logical_not(node, m)
-
-    def op_bitwise_and(self, node, a, b):
-        self.expect_bool(a)
-        return self.op_logical_and(node, a, b)
-
-    def op_bitwise_or(self, node, a, b):
-        self.expect_bool(a)
-        return self.op_logical_or(node, a, b)
-
-    def op_bitwise_xor(self, node, a, b):
-        self.expect_bool(a)
-        return self.op_logical_xor(node, a, b)
+        return self.m.compare("ne", self.value(a), self.value(b))
 
     def expect_bool(self, a, what="bitwise arithmetic"):
         if _dtype(a) != torch.bool:

@@ -250,8 +250,17 @@ static FailureOr<std::string> deviceCode(ModuleOp module) {
 
 /// Bufferized linalg to the LLVM dialect with embedded device code, or to
 /// an earlier CUDA stage.
+namespace {
+/// compileStep's check of an arena build: the limit its peak must meet
+/// (-1: the attempt's own) and the bytes by which an attempt exceeded it.
+struct ArenaCheck {
+  int64_t limit = -1, excess = 0;
+};
+} // namespace
+
 static LogicalResult lowerForCUDA(StageRunner &stages, ModuleOp module,
-                                  const CompileOptions &o, CompiledStep &step) {
+                                  const CompileOptions &o, CompiledStep &step,
+                                  ArenaCheck &arena) {
   CUDAOptions gpu = o.gpu;
   CompileStage stop = o.stopAfter;
   gpu.format = stop == CompileStage::PTX     ? "isa"
@@ -272,7 +281,7 @@ static LogicalResult lowerForCUDA(StageRunner &stages, ModuleOp module,
         return buildBufferizationStage(pm, o.arena);
       })))
     return failure();
-  if ((step.arenaExcess = recordArena(module, step.manifest, step.arenaLimit)))
+  if ((arena.excess = recordArena(module, step.manifest, arena.limit)))
     return failure();
   if (failed(stages.run("map to GPU", [&](OpPassManager &pm) {
         return buildGPUMappingStage(pm, gpu);
@@ -303,12 +312,13 @@ static LogicalResult lowerForCUDA(StageRunner &stages, ModuleOp module,
 }
 
 static LogicalResult lowerForCPU(StageRunner &stages, ModuleOp module,
-                                 const CompileOptions &o, CompiledStep &step) {
+                                 const CompileOptions &o, CompiledStep &step,
+                                 ArenaCheck &arena) {
   if (failed(stages.run("bufferize", [&](OpPassManager &pm) {
         return buildBufferizationStage(pm, o.arena);
       })))
     return failure();
-  if ((step.arenaExcess = recordArena(module, step.manifest, step.arenaLimit)))
+  if ((arena.excess = recordArena(module, step.manifest, arena.limit)))
     return failure();
   return stages.run("lower to LLVM", [&](OpPassManager &pm) {
     if (o.gpuMappingOnHost) {
@@ -361,12 +371,12 @@ static LogicalResult generateHostCode(StageRunner &stages, ModuleOp module,
   return success();
 }
 
-/// One compilation; with an arena over the limit, fails without a
-/// diagnostic and sets the step's arenaExcess.
+/// One compilation into `step`; with an arena over the limit, fails
+/// without a diagnostic and sets `arena.excess`.
 static FailureOr<CompiledStep>
 compileOnce(ModuleOp module, const CompileOptions &o,
             function_ref<LogicalResult(PassManager &)> configure,
-            TimingScope *timing, CompiledStep &step) {
+            TimingScope *timing, CompiledStep &step, ArenaCheck &arena) {
   std::string error;
   if (failed(verifyCompileOptions(o, error)))
     return module.emitError(error);
@@ -429,11 +439,11 @@ compileOnce(ModuleOp module, const CompileOptions &o,
   (*model)->setAttr("llvm.emit_c_interface",
                     UnitAttr::get(module.getContext()));
   if (o.target == "cuda") {
-    if (failed(lowerForCUDA(stages, module, o, step)))
+    if (failed(lowerForCUDA(stages, module, o, step, arena)))
       return failure();
     if (o.stopAfter <= CompileStage::Cubin)
       return step;
-  } else if (failed(lowerForCPU(stages, module, o, step))) {
+  } else if (failed(lowerForCPU(stages, module, o, step, arena))) {
     return failure();
   }
   if (o.stopAfter == CompileStage::LLVMDialect)
@@ -463,7 +473,7 @@ mlir::remat::compileStep(ModuleOp module, const CompileOptions &o,
   // less, a few times, then refuse with the figures.
   for (int tries = 0;; ++tries) {
     CompiledStep step;
-    step.arenaLimit = limit;
+    ArenaCheck arena{limit};
     // A retry's own errors (the solver refusing the smaller limit) give way
     // to the arena's figures below.
     std::optional<ScopedDiagnosticHandler> quiet;
@@ -472,7 +482,7 @@ mlir::remat::compileStep(ModuleOp module, const CompileOptions &o,
         return success(d.getSeverity() == DiagnosticSeverity::Error);
       });
     FailureOr<CompiledStep> result =
-        compileOnce(module, attempt, configure, timing, step);
+        compileOnce(module, attempt, configure, timing, step, arena);
     quiet.reset();
     if (limit < 0)
       limit = step.manifest.memoryLimit;
@@ -481,9 +491,9 @@ mlir::remat::compileStep(ModuleOp module, const CompileOptions &o,
         result->manifest.memoryLimit = limit;
       return result;
     }
-    if (!step.arenaExcess && !tries)
+    if (!arena.excess && !tries)
       return failure();
-    if (step.arenaExcess)
+    if (arena.excess)
       last = step.manifest;
     // Room for the fragmentation seen, more each try, and below the live
     // peak just reached (a solver may meet a smaller limit with the same
@@ -491,7 +501,7 @@ mlir::remat::compileStep(ModuleOp module, const CompileOptions &o,
     int64_t frag = last.arenaBytes - last.arenaLiveBytes;
     int64_t next =
         std::min(limit - frag * (tries + 1), last.predictedPeak - frag - 1);
-    if (!step.arenaExcess || tries == 4 || next <= last.fixedBytes)
+    if (!arena.excess || tries == 4 || next <= last.fixedBytes)
       return emitError(succeeded(model) ? model->getLoc() : module.getLoc(),
                        "the arena plan needs ")
              << last.predictedPeak << " bytes (fixed " << last.fixedBytes

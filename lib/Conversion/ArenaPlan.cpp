@@ -119,8 +119,7 @@ int64_t livePeak(ArrayRef<Buffer> buffers) {
     events.push_back({b.start, b.bytes});
     events.push_back({b.end, -b.bytes});
   }
-  // Frees before allocations at the same point: a buffer freed by an op
-  // is not live with one that op allocates after it.
+  // Program order: each position is one op, which allocates or frees.
   llvm::sort(events);
   int64_t live = 0, peak = 0;
   for (auto [at, delta] : events) {

@@ -91,10 +91,6 @@ LogicalResult verifyCompileOptions(const CompileOptions &options,
 struct CompiledStep {
   /// The manifest's description of the step (library name left empty).
   ::remat::Manifest manifest;
-  /// With --memory-plan=arena: the limit the step's peak with its arena
-  /// must meet (-1: the manifest's), and the bytes by which a compilation
-  /// exceeded it (compileStep then solves again for less).
-  int64_t arenaLimit = -1, arenaExcess = 0;
   /// The output of a stage past the MLIR module: the graph's JSON, device
   /// code, LLVM IR text or an object file. Empty when the stage is IR held
   /// in the module itself.

@@ -3,9 +3,11 @@
 // Verifiers, costs and adjoints of the ops beyond the MLP: broadcasting
 // arithmetic, reductions, layout changes, activations, normalizations,
 // losses over class indices, embeddings, dropout, convolution, pooling,
-// upsampling, concat and slice. Adjoints of these ops build dedicated
-// gradient ops rather than chains of primitives, so that each gradient
-// allocates one tensor and keeps only what PyTorch's kernels keep.
+// upsampling, concat and slice, comparisons and selection. Adjoints of these
+// ops build dedicated gradient ops rather than chains of primitives, so that
+// each gradient allocates one tensor and keeps only what PyTorch's kernels
+// keep; amax/amin, whose gradient PyTorch also builds from primitives, are
+// the exception.
 //
 //===----------------------------------------------------------------------===//
 

@@ -265,3 +265,33 @@ class TwoIndices(nn.Module):
 
 def SeveralIndices():
     return nn.Sequential(nn.Linear(8, 8), TwoIndices(), nn.Linear(8, 3))
+
+
+class IdsModel(nn.Module):
+    """Token ids through `ids_op` into an embedding and a linear layer."""
+
+    def __init__(self, ids_op):
+        super().__init__()
+        self.ids_op = ids_op
+        self.emb = nn.Embedding(16, 4)
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, ids):
+        return self.fc(self.emb(self.ids_op(ids)).sum(1))
+
+
+def BitwiseIds():
+    return IdsModel(lambda ids: ids & 7)
+
+
+def IdsAgainstHalf():
+    return IdsModel(lambda ids: ids * (ids > 0.5))
+
+
+class AllOfFloats(nn.Module):
+    def forward(self, x):
+        return x * x.all(1, keepdim=True)
+
+
+def AllFloats():
+    return nn.Sequential(nn.Linear(8, 8), AllOfFloats(), nn.Linear(8, 3))
