@@ -16,8 +16,8 @@ must be within its budget.
 --tool sizes grows shapes to the edges instead: MLPs (examples/gen-mlp.py)
 with widths and batches of 1, small numbers, and values near 2^31, 2^32 and
 the 2^53-byte tensor bound, through remat-compile (with random limits) and,
-when small, remat-run (half of them with --memory-plan=arena, whose
-measured peak must equal the prediction); and manifests with one size or
+when small, remat-run (half of them with --memory-plan=malloc; the measured
+peak of each must equal the prediction); and manifests with one size or
 arena offset pushed past its bound, read by remat-run. Each must compile
 and run or end in a diagnostic, and no remark, manifest or report may show
 a negative (wrapped) size.
@@ -299,7 +299,7 @@ def fuzz_sizes(rng, build, runs, work, report):
         flags = ([f"--memory-limit={rng.choice(SIZE_LIMITS)}"]
                  if rng.random() < 0.6 else [])
         if rng.random() < 0.5:
-            flags.append("--memory-plan=arena")
+            flags.append("--memory-plan=malloc")
         if width * batch >= 2**16 or width * width >= 2**16:
             checked([compiler, path, "--emit=step", "-o", os.devnull] + flags,
                     path)

@@ -72,10 +72,12 @@ def schedules(mlir, flags, limit, solver, work, solve_flags=()):
     return graph, out
 
 
-def plot(mlir, flags, limit, solver, path, title=None, solve_flags=()):
+def plot(mlir, flags, limit, solver, path, title=None, solve_flags=(),
+         arena=None):
     """Draws the plan of the step `mlir` compiles to (with `flags`) at
     `limit` (bytes, or a fraction of the peak without remat such as "0.5x";
-    None: no remat) to `path`; returns the peaks drawn, in bytes."""
+    None: no remat) to `path`, and with `arena` (bytes) the compiled step's
+    peak with its arena; returns the peaks drawn, in bytes."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -105,6 +107,12 @@ def plot(mlir, flags, limit, solver, path, title=None, solve_flags=()):
     if limit is not None:
         ax.axhline(limit * mib, color="black", linestyle="--",
                    label=f"limit {limit * mib:.2f} MiB")
+    if arena is not None:
+        # The arena holds the live bytes at their compile-time offsets: its
+        # line sits at or above the live peak by the plan's fragmentation.
+        peaks["arena"] = arena
+        ax.axhline(arena * mib, color="tab:green", linestyle="-.",
+                   label=f"step with its arena {arena * mib:.2f} MiB")
     ax.axhline(fixed * mib, color="gray", linestyle=":",
                label=f"fixed part {fixed * mib:.2f} MiB")
     ax.set_xlabel("op in schedule order")

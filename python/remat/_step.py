@@ -489,9 +489,9 @@ class Step:
 
     def plot_memory(self, path):
         """Draws the plan (live bytes over the step without remat and under
-        the limit, the limit, the fixed part, the recomputed ops) to `path`,
-        a PNG; returns the peaks drawn. What PyTorch's memory snapshot shows
-        after a run, before it."""
+        the limit, the limit, the fixed part, the recomputed ops, the step's
+        peak with its arena) to `path`, a PNG; returns the peaks drawn. What
+        PyTorch's memory snapshot shows after a run, before it."""
         from . import _plot
         source = getattr(self, "_source", None)
         if source is None:
@@ -504,7 +504,9 @@ class Step:
         extra = [f for f in flags if f.startswith("--search-seconds")]
         return _plot.plot(mlir, base, m.get("memory_limit_bytes"),
                           (m.get("solver") or "auto"), path,
-                          solve_flags=extra)
+                          solve_flags=extra,
+                          arena=m["predicted_peak_bytes"]
+                          if m.get("arena_bytes") else None)
 
     def _require_parts(self, what):
         self._check_open()

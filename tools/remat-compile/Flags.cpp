@@ -38,9 +38,9 @@ static auto cpuConvKernels = flag<bool>(
     cl::init(true));
 static auto memoryPlan = flag<std::string>(
     "memory-plan",
-    "Intermediate buffers: malloc (one allocation each, freed at last use) "
-    "or arena (compile-time offsets in one allocation per step)",
-    cl::init("malloc"));
+    "Intermediate buffers: arena (compile-time offsets in one allocation "
+    "per step) or malloc (one allocation each, freed at last use)",
+    cl::init("arena"));
 static auto tileContractions =
     flag<bool>("gpu-tile-contractions",
                "CUDA: contractions in shared-memory tiled kernels (default)",

@@ -63,7 +63,7 @@ struct CompileOptions {
   bool cpuConvKernels = true;
   /// Intermediate buffers at compile-time offsets in one arena
   /// (remat-plan-arena) instead of one allocation each.
-  bool arena = false;
+  bool arena = true;
   /// CPU, for tests: when set, the step is mapped to GPU kernels as for
   /// CUDA and these passes, added after the mapping, must turn the kernels
   /// back into host code (remat-compile's --test-gpu-mapping adds
