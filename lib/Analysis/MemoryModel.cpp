@@ -109,7 +109,8 @@ static std::string argumentName(func::FuncOp func, unsigned index) {
   return "arg" + std::to_string(index);
 }
 
-FailureOr<StepGraph> mlir::remat::buildStepGraph(func::FuncOp func) {
+FailureOr<StepGraph> mlir::remat::buildStepGraph(func::FuncOp func,
+                                                 const CostModel &model) {
   if (func.isExternal())
     return func.emitError("expects a function with a body");
   if (!func.getBody().hasOneBlock())
@@ -187,7 +188,7 @@ FailureOr<StepGraph> mlir::remat::buildStepGraph(func::FuncOp func) {
     int64_t flops = cost.getFlops();
     if (flops < 0 || flops == std::numeric_limits<int64_t>::max())
       return op.emitOpError("has a FLOP count past what 64 bits hold");
-    node.cost = static_cast<double>(flops);
+    node.cost = model.price(&op);
     node.bytes = train::getTensorBytes(op.getResult(0).getType());
     node.workspace = cost.getWorkspaceBytes();
     node.backward = hasLoss && !forward.contains(&op);
@@ -219,8 +220,9 @@ Schedule mlir::remat::blockOrderSchedule(const Graph &graph) {
       graph, std::vector<::remat::Policy>(graph.size(), ::remat::Policy::Keep));
 }
 
-FailureOr<MemoryReport> mlir::remat::analyzeMemory(func::FuncOp func) {
-  FailureOr<StepGraph> step = buildStepGraph(func);
+FailureOr<MemoryReport> mlir::remat::analyzeMemory(func::FuncOp func,
+                                                   const CostModel &model) {
+  FailureOr<StepGraph> step = buildStepGraph(func, model);
   if (failed(step))
     return failure();
   const Graph &graph = step->graph;

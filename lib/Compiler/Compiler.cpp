@@ -391,14 +391,24 @@ compileOnce(ModuleOp module, const CompileOptions &o,
         return success();
       })))
     return failure();
+  StringRef costTarget = o.target == "cuda" ? StringRef(o.gpu.chip) : "cpu";
+  FailureOr<CostModel> cost =
+      CostModel::get(o.costModel, o.targetDesc, costTarget, error);
+  if (failed(cost))
+    return module.emitError(error);
   FailureOr<MemoryReport> before = analyzeMemory(*model);
-  if (failed(before))
+  FailureOr<MemoryReport> timedBefore = analyzeMemory(*model, *cost);
+  if (failed(before) || failed(timedBefore))
     return failure();
   m.baselineCost = before->cost;
   m.solver = "none";
   if (o.remat) {
+    train::TrainRematOptions remat = *o.remat;
+    remat.costModel = o.costModel;
+    remat.targetDesc = o.targetDesc;
+    remat.target = costTarget.str();
     if (failed(stages.run("remat", [&](OpPassManager &pm) {
-          pm.addNestedPass<func::FuncOp>(train::createTrainRemat(*o.remat));
+          pm.addNestedPass<func::FuncOp>(train::createTrainRemat(remat));
           return success();
         })))
       return failure();
@@ -416,6 +426,14 @@ compileOnce(ModuleOp module, const CompileOptions &o,
     return failure();
   m.predictedPeak = after->peakBytes;
   m.predictedCost = after->cost;
+  m.costModel = cost->name().str();
+  if (cost->getKind() == CostModel::Kind::Roofline) {
+    FailureOr<MemoryReport> timed = analyzeMemory(*model, *cost);
+    if (failed(timed))
+      return failure();
+    m.predictedMs = timed->cost * 1e-6;
+    m.baselineMs = timedBefore->cost * 1e-6;
+  }
   m.fixedBytes = after->fixedBytes;
   m.paramBytes = after->paramBytes;
   m.dataBytes = after->dataBytes;
@@ -425,7 +443,7 @@ compileOnce(ModuleOp module, const CompileOptions &o,
   if (o.stopAfter == CompileStage::Step)
     return step;
   if (o.stopAfter == CompileStage::Graph) {
-    FailureOr<StepGraph> graph = buildStepGraph(*model);
+    FailureOr<StepGraph> graph = buildStepGraph(*model, *cost);
     if (failed(graph))
       return failure();
     step.bytes = ::remat::writeGraph(graph->graph, m.function) + "\n";

@@ -217,6 +217,16 @@ bool remat::parseManifest(const std::string &text, Manifest &m,
       return false;
   }
   m.solver = r.str(root, "", "solver", false);
+  if (root.get("cost_model"))
+    m.costModel = r.str(root, "", "cost_model");
+  if (m.costModel != "flops" && m.costModel != "roofline")
+    return r.fail("field 'cost_model' must be \"flops\" or \"roofline\"");
+  if (m.costModel == "roofline") {
+    m.predictedMs = r.num(root, "predicted_step_ms", /*size=*/false);
+    m.baselineMs = r.num(root, "baseline_step_ms", /*size=*/false);
+    if (!error.empty())
+      return false;
+  }
   for (const char *key : {"arguments", "results"}) {
     const json::Value *list = root.get(key);
     if (!list || !list->isArray())
@@ -352,6 +362,11 @@ std::string remat::printManifest(const Manifest &m) {
     w.field("state_bytes", std::to_string(m.stateBytes));
   w.field("predicted_cost_flops", number(m.predictedCost));
   w.field("baseline_cost_flops", number(m.baselineCost));
+  w.field("cost_model", quote(m.costModel));
+  if (m.costModel == "roofline") {
+    w.field("predicted_step_ms", number(m.predictedMs));
+    w.field("baseline_step_ms", number(m.baselineMs));
+  }
   w.field("memory_limit_bytes",
           m.memoryLimit >= 0 ? std::to_string(m.memoryLimit) : "null");
   if (m.arenaBytes) {

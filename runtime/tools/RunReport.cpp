@@ -80,6 +80,10 @@ static void printJson(const Step &step, const Options &opts,
               "\"params_fnv1a\": \"%016" PRIx64 "\"",
               m.solver.c_str(), m.predictedCost, m.baselineCost,
               m.predictedCost / std::max(m.baselineCost, 1.0), r.paramsHash);
+  std::printf(", \"cost_model\": \"%s\"", m.costModel.c_str());
+  if (m.costModel == "roofline")
+    std::printf(", \"predicted_step_ms\": %.6g, \"baseline_step_ms\": %.6g",
+                m.predictedMs, m.baselineMs);
   if (r.hashedOutputs)
     std::printf(", \"outputs_fnv1a\": \"%016" PRIx64 "\"", r.outputsHash);
   if (r.comparison)
@@ -138,6 +142,11 @@ static void printText(const Step &step, const Options &opts,
               "remat)\nparameters fnv1a: %016" PRIx64 "\n",
               m.predictedCost, m.predictedCost / std::max(m.baselineCost, 1.0),
               r.paramsHash);
+  if (m.costModel == "roofline")
+    std::printf("predicted step time: %.3f ms by the roofline (%.3fx the "
+                "step without remat; measured median %.3f ms)\n",
+                m.predictedMs, m.predictedMs / std::max(m.baselineMs, 1e-9),
+                medianOf(r.times));
   if (r.hashedOutputs)
     std::printf("gradients fnv1a: %016" PRIx64 " (every step)\n",
                 r.outputsHash);

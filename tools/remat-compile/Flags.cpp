@@ -36,6 +36,14 @@ static auto testGPUMapping = flag<bool>(
 static auto cpuConvKernels = flag<bool>(
     "cpu-conv-kernels", "CPU: convolutions through the runtime's kernels",
     cl::init(true));
+static auto costModel = flag<std::string>(
+    "cost-model",
+    "Price of recomputing an op: flops (default) or roofline (time on the "
+    "target: compute or memory bound, plus a per-op overhead)",
+    cl::init("flops"));
+static auto targetDesc = flag<std::string>(
+    "target-desc", "roofline: the target's rates as JSON (default: built in "
+                   "for cpu, sm_80, sm_90; bench/calibrate.py writes one)");
 static auto memoryPlan = flag<std::string>(
     "memory-plan",
     "Intermediate buffers: arena (compile-time offsets in one allocation "
@@ -113,6 +121,8 @@ LogicalResult tools::optionsFromFlags(CompileOptions &o, std::string &error) {
     return failure();
   }
   o.arena = memoryPlan == "arena";
+  o.costModel = costModel;
+  o.targetDesc = targetDesc;
   if (testGPUMapping)
     o.gpuMappingOnHost = test::addTestGPUToLoopsPass;
   o.optLevel = optLevel;

@@ -10,6 +10,7 @@
 #ifndef REMAT_ANALYSIS_MEMORYMODEL_H
 #define REMAT_ANALYSIS_MEMORYMODEL_H
 
+#include "remat/Analysis/CostModel.h"
 #include "remat/Remat/Graph.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -35,9 +36,11 @@ struct StepGraph {
   int64_t stateBytes = 0;
 };
 
-/// Builds the graph of `func`, emitting a diagnostic on what it cannot model
-/// (control flow, ops other than train ops and constants, ...).
-FailureOr<StepGraph> buildStepGraph(func::FuncOp func);
+/// Builds the graph of `func`, each op priced by `cost`, emitting a
+/// diagnostic on what it cannot model (control flow, ops other than train
+/// ops and constants, ...).
+FailureOr<StepGraph> buildStepGraph(func::FuncOp func,
+                                    const CostModel &cost = CostModel());
 
 struct MemoryReport {
   int64_t peakBytes = 0;
@@ -52,7 +55,8 @@ struct MemoryReport {
 
 /// Simulates `func` as it is: block order, each value freed after its last
 /// use; this is what the lowering allocates and frees.
-FailureOr<MemoryReport> analyzeMemory(func::FuncOp func);
+FailureOr<MemoryReport> analyzeMemory(func::FuncOp func,
+                                      const CostModel &cost = CostModel());
 
 /// The block-order schedule that analyzeMemory simulates.
 ::remat::Schedule blockOrderSchedule(const ::remat::Graph &graph);

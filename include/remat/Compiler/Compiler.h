@@ -61,6 +61,10 @@ struct CompileOptions {
   std::string cudaPath;
   /// CPU: convolutions through the runtime's kernels (else loop nests).
   bool cpuConvKernels = true;
+  /// What prices recomputation: "flops" or "roofline" (on the target's
+  /// built-in description, or `targetDesc`, a JSON file).
+  std::string costModel = "flops";
+  std::string targetDesc;
   /// Intermediate buffers at compile-time offsets in one arena
   /// (remat-plan-arena) instead of one allocation each.
   bool arena = true;

@@ -51,6 +51,10 @@ struct Manifest {
   /// -1: compiled without a limit.
   int64_t memoryLimit = -1;
   double predictedCost = 0, baselineCost = 0;
+  /// What priced the schedule ("flops" or "roofline"); with the roofline,
+  /// its predicted step time with and without remat (-1: none).
+  std::string costModel = "flops";
+  double predictedMs = -1, baselineMs = -1;
   /// Seconds of timed search the solver spent (0: none); a schedule from a
   /// timed search depends on the machine that compiled it.
   double searchSeconds = 0;

@@ -392,6 +392,7 @@ LogicalResult AdamUpdateOp::verify() {
 // Costs
 //===----------------------------------------------------------------------===//
 
+bool MatmulOp::isContraction() { return true; }
 int64_t MatmulOp::getFlops() {
   auto lhs = getLhs().getType();
   int64_t k = getTransposeLhs() ? lhs.getDimSize(0) : lhs.getDimSize(1);

@@ -547,6 +547,7 @@ LogicalResult BatchMatmulOp::verify() {
            << kl << " (lhs) vs " << kr << " (rhs)";
   return expectShape(*this, getResult(), {lhs[0], m, n}, "result");
 }
+bool BatchMatmulOp::isContraction() { return true; }
 int64_t BatchMatmulOp::getFlops() {
   auto lhs = shapeOf(getLhs());
   return saturatingProduct(
@@ -823,10 +824,13 @@ LogicalResult Conv2DGradWeightOp::verify() {
                     {getStrides(), getPadding(), getDilation(),
                      static_cast<int64_t>(getGroups())});
 }
+bool Conv2DOp::isContraction() { return true; }
 int64_t Conv2DOp::getFlops() { return convFlops(getResult(), getWeight()); }
+bool Conv2DGradInputOp::isContraction() { return true; }
 int64_t Conv2DGradInputOp::getFlops() {
   return convFlops(getGrad(), getWeight());
 }
+bool Conv2DGradWeightOp::isContraction() { return true; }
 int64_t Conv2DGradWeightOp::getFlops() {
   return convFlops(getGrad(), getResult());
 }

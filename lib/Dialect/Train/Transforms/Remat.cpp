@@ -32,6 +32,18 @@ static std::string formatPercent(double ratio) {
   return s;
 }
 
+/// FLOPs as an integer, roofline time in milliseconds with the model's name.
+static std::string formatCost(double cost, const CostModel &model) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  if (model.getKind() == CostModel::Kind::Flops)
+    os << static_cast<int64_t>(cost) << " FLOPs";
+  else
+    os << llvm::format("%.3f", cost * 1e-6) << " ms by the roofline on '"
+       << model.getTarget().name << "'";
+  return s;
+}
+
 namespace {
 struct TrainRematPass : public train::impl::TrainRematBase<TrainRematPass> {
   using Base::Base;
@@ -62,7 +74,12 @@ LogicalResult TrainRematPass::run(func::FuncOp func) {
                           "or more, got ")
            << searchSeconds;
 
-  FailureOr<StepGraph> step = buildStepGraph(func);
+  std::string error;
+  FailureOr<CostModel> cost =
+      CostModel::get(costModel, targetDesc, target, error);
+  if (failed(cost))
+    return func.emitError(error);
+  FailureOr<StepGraph> step = buildStepGraph(func, *cost);
   if (failed(step))
     return failure();
   ::remat::SimResult before =
@@ -71,7 +88,6 @@ LogicalResult TrainRematPass::run(func::FuncOp func) {
     return func.emitError("the function cannot run as written: ")
            << before.error;
 
-  std::string error;
   FailureOr<int64_t> budget =
       parseMemoryLimit(memoryLimit, before.peakBytes, error);
   if (failed(budget))
@@ -97,7 +113,7 @@ LogicalResult TrainRematPass::run(func::FuncOp func) {
               "operands)";
 
   int64_t clones = applySchedule(*step, result.schedule);
-  FailureOr<MemoryReport> after = analyzeMemory(func);
+  FailureOr<MemoryReport> after = analyzeMemory(func, *cost);
   if (failed(after))
     return failure();
   if (after->peakBytes > *budget || after->peakBytes != result.peakBytes)
@@ -121,7 +137,7 @@ LogicalResult TrainRematPass::run(func::FuncOp func) {
          << step->dataBytes;
   if (step->stateBytes)
     remark << ", optimizer state " << step->stateBytes;
-  remark << "); extra compute " << static_cast<int64_t>(extra) << " FLOPs (+"
+  remark << "); extra compute " << formatCost(extra, *cost) << " (+"
          << formatPercent(extra / std::max(before.cost, 1.0)) << "), " << clones
          << " ops recomputed";
   // How far from the best possible the answer can be, in milliseconds.
@@ -133,7 +149,7 @@ LogicalResult TrainRematPass::run(func::FuncOp func) {
                    ? "optimal: "
                    : "")
            << "no schedule within the limit recomputes less than "
-           << static_cast<int64_t>(least) << " FLOPs (+"
+           << formatCost(least, *cost) << " (+"
            << formatPercent(least / std::max(before.cost, 1.0)) << ")";
   return success();
 }

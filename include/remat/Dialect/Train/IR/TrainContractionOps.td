@@ -7,7 +7,7 @@
 #ifndef REMAT_DIALECT_TRAIN_IR_TRAINCONTRACTIONOPS_TD
 #define REMAT_DIALECT_TRAIN_IR_TRAINCONTRACTIONOPS_TD
 
-def Train_MatmulOp : Train_ComputeOp<"matmul"> {
+def Train_MatmulOp : Train_ComputeOp<"matmul", [], ["isContraction"]> {
   let summary = "Matrix product with optional transposed operands";
   let description = [{
     `op(lhs) x op(rhs)` where `op` transposes its operand when
@@ -27,7 +27,8 @@ def Train_MatmulOp : Train_ComputeOp<"matmul"> {
   }];
   let hasVerifier = 1;
 }
-def Train_BatchMatmulOp : Train_ComputeOp<"batch_matmul"> {
+def Train_BatchMatmulOp
+    : Train_ComputeOp<"batch_matmul", [], ["isContraction"]> {
   let summary = "Batched matrix product with optional transposed operands";
   let description = [{
     `train.matmul` on every index of the leading (batch) dimension of rank-3
@@ -45,7 +46,7 @@ def Train_BatchMatmulOp : Train_ComputeOp<"batch_matmul"> {
   }];
   let hasVerifier = 1;
 }
-def Train_Conv2DOp : Train_ComputeOp<"conv2d"> {
+def Train_Conv2DOp : Train_ComputeOp<"conv2d", [], ["isContraction"]> {
   let summary = "2-D convolution (cross-correlation), NCHW";
   let description = [{
     Input `[N, C, H, W]`, weight `[F, C / groups, KH, KW]`, result
@@ -70,7 +71,8 @@ def Train_Conv2DOp : Train_ComputeOp<"conv2d"> {
   }];
   let hasVerifier = 1;
 }
-def Train_Conv2DGradInputOp : Train_GradientOp<"conv2d_grad_input"> {
+def Train_Conv2DGradInputOp
+    : Train_GradientOp<"conv2d_grad_input", [], ["isContraction"]> {
   let summary = "Gradient of conv2d with respect to its input";
   let description = "The attributes are the convolution's.";
   let arguments = (ins Train_FloatTensor:$grad, Train_FloatTensor:$weight,
@@ -83,7 +85,8 @@ def Train_Conv2DGradInputOp : Train_GradientOp<"conv2d_grad_input"> {
   }];
   let hasVerifier = 1;
 }
-def Train_Conv2DGradWeightOp : Train_GradientOp<"conv2d_grad_weight"> {
+def Train_Conv2DGradWeightOp
+    : Train_GradientOp<"conv2d_grad_weight", [], ["isContraction"]> {
   let summary = "Gradient of conv2d with respect to its weight";
   let description = "The attributes are the convolution's.";
   let arguments = (ins Train_FloatTensor:$grad, Train_FloatTensor:$input,

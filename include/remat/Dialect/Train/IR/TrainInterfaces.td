@@ -14,7 +14,8 @@ def Train_CostOpInterface : OpInterface<"CostOpInterface"> {
   let cppNamespace = "::mlir::remat::train";
   let description = [{
     What an op costs: floating-point operations and bytes moved. The
-    rematerialization pass uses the FLOPs as the price of recomputing the op.
+    rematerialization pass prices recomputing the op by its FLOPs, or by its
+    roofline time on a target (CostModel.h) from both.
   }];
   let methods = [
     InterfaceMethod<"Returns the floating-point operations of one execution.",
@@ -33,6 +34,12 @@ def Train_CostOpInterface : OpInterface<"CostOpInterface"> {
           bytes += ::mlir::remat::train::getTensorBytes(v.getType());
         return bytes;
       }]>,
+    InterfaceMethod<[{
+        Returns true when the op is a contraction (matrix product,
+        convolution), which runs at a library's GEMM rate rather than that
+        of generated loops.
+      }],
+      "bool", "isContraction", (ins), [{}], [{ return false; }]>,
     InterfaceMethod<[{
         Returns the operand whose buffer the lowering overwrites with the
         result when that operand is a donated function argument (a

@@ -91,6 +91,16 @@ def TrainRemat : Pass<"train-remat", "func::FuncOp"> {
            "deterministic), spent on restarts from moved layer "
            "boundaries, then annealing from its answer (which then "
            "depends on the machine's speed)">,
+    Option<"costModel", "cost-model", "std::string", "\"flops\"",
+           "Price of recomputing an op: flops, or roofline (time on the "
+           "target: FLOPs over the compute rate or bytes over the "
+           "bandwidth, whichever is longer, plus a per-op overhead)">,
+    Option<"targetDesc", "target-desc", "std::string", "",
+           "roofline: the target's rates as JSON (default: the built-in "
+           "description of `target`)">,
+    Option<"target", "target", "std::string", "\"cpu\"",
+           "roofline: the built-in target, cpu or a CUDA chip (sm_80, "
+           "sm_90)">,
   ];
 }
 
