@@ -97,9 +97,13 @@ def _cache_dir(cache_dir):
     return pathlib.Path.home() / ".cache" / "remat"
 
 
-def _compile_flags(memory_limit, solver, target, optimizer, search_seconds):
+def _compile_flags(memory_limit, solver, target, optimizer, search_seconds,
+                   cost_model="flops", target_desc=None):
     flags = [f"--target={target}", f"--optimizer={optimizer.spec()}",
-             "--runtime-lr", f"--learning-rate={optimizer.lr!r}"]
+             "--runtime-lr", f"--learning-rate={optimizer.lr!r}",
+             f"--cost-model={cost_model}"]
+    if target_desc is not None:
+        flags.append(f"--target-desc={os.path.abspath(target_desc)}")
     if memory_limit is not None:
         if isinstance(memory_limit, (int, float)) and not isinstance(
                 memory_limit, bool):
@@ -112,7 +116,8 @@ def _compile_flags(memory_limit, solver, target, optimizer, search_seconds):
 
 def compile(model, example_inputs, loss="cross_entropy", memory_limit=None,
             solver="auto", target="cpu", optimizer=None, search_seconds=0,
-            cache_dir=None, learning_rate=None, data_parallel=False):
+            cache_dir=None, learning_rate=None, data_parallel=False,
+            cost_model="flops", target_desc=None):
     """Captures `model` on `example_inputs` = (input, labels), builds its
     training step (forward, `loss`, backward, `optimizer`'s update: a
     remat.SGD, Adam or AdamW, SGD(lr=learning_rate or 0.01) when None)
@@ -121,7 +126,9 @@ def compile(model, example_inputs, loss="cross_entropy", memory_limit=None,
     current parameters and fresh optimizer state. With `data_parallel`, the
     step is built in two parts, Step.backward (loss and gradients, under
     the limit) and Step.apply (the update), so that the caller can
-    all-reduce the gradients in between."""
+    all-reduce the gradients in between. `cost_model` prices
+    recomputation: "flops", or "roofline" (time on the target, from the
+    JSON description `target_desc` or the built-in one)."""
     from ._optim import SGD, _Optimizer
     if optimizer is None:
         optimizer = SGD(lr=0.01 if learning_rate is None else learning_rate)
@@ -132,6 +139,11 @@ def compile(model, example_inputs, loss="cross_entropy", memory_limit=None,
                          f"remat.AdamW, got {type(optimizer).__name__}")
     if loss not in ("cross_entropy", "mse"):
         raise RematError(f"loss must be 'cross_entropy' or 'mse', got {loss!r}")
+    if cost_model not in ("flops", "roofline"):
+        raise RematError("cost_model must be 'flops' or 'roofline', got "
+                         f"{cost_model!r}")
+    if target_desc is not None and not os.path.isfile(target_desc):
+        raise RematError(f"target_desc {target_desc!r} is not a file")
     if target not in ("cpu", "cuda"):
         raise RematError(f"target must be 'cpu' or 'cuda', got {target!r}")
     if data_parallel and target != "cpu":
@@ -147,7 +159,7 @@ def compile(model, example_inputs, loss="cross_entropy", memory_limit=None,
         raise RematError(str(e)) from None
     compiler = pathlib.Path(_tool("remat-compile"))
     flags = _compile_flags(memory_limit, solver, target, optimizer,
-                           search_seconds)
+                           search_seconds, cost_model, target_desc)
     # name -> the flags of each library the step needs.
     parts = {"step": flags}
     if data_parallel:
@@ -528,6 +540,8 @@ class Step:
                       optimizer_state_bytes=state,
                       predicted_overhead=m["predicted_cost_flops"]
                       / max(m["baseline_cost_flops"], 1.0),
+                      cost_model=m.get("cost_model", "flops"),
+                      predicted_step_ms=m.get("predicted_step_ms"),
                       steps=self._steps, last_step_ms=self._last_ms,
                       max_rss_bytes=resource.getrusage(
                           resource.RUSAGE_SELF).ru_maxrss * 1024)
@@ -570,4 +584,8 @@ class Report(dict):
                 f"{'(no step run)' if measured is None else size(measured)}, "
                 f"fixed {size(self['fixed_bytes'])}; extra compute "
                 f"{self['predicted_overhead']:.3f}x; {self['steps']} steps; "
-                f"process max RSS {size(self['max_rss_bytes'])}")
+                f"process max RSS {size(self['max_rss_bytes'])}" +
+                ("" if self.get("predicted_step_ms") is None else
+                 f"; predicted step {self['predicted_step_ms']:.3f} ms "
+                 f"(roofline), last step "
+                 f"{self['last_step_ms'] or 0:.3f} ms"))

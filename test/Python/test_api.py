@@ -118,6 +118,22 @@ def test_limit_below_reach_names_the_smallest():
         remat.compile(small_cnn(), batch(0), memory_limit=1000)
 
 
+def test_roofline_predicts_the_step_time(tmp_path):
+    desc = tmp_path / "target.json"
+    desc.write_text('{"name": "slow", "contraction_gflops": 1, '
+                    '"loop_gflops": 0.5, "bandwidth_gbs": 1, '
+                    '"op_overhead_us": 10}')
+    step = remat.compile(small_cnn(), batch(0), memory_limit="80%",
+                         cost_model="roofline", target_desc=str(desc))
+    step(*batch(1))
+    report = step.report()
+    assert report.cost_model == "roofline"
+    assert report.predicted_step_ms > 0
+    assert "(roofline)" in str(report)
+    plain = remat.compile(small_cnn(), batch(0)).report()
+    assert plain.cost_model == "flops" and plain.predicted_step_ms is None
+
+
 class Detached(torch.nn.Module):
     def __init__(self):
         super().__init__()
@@ -138,6 +154,11 @@ class Detached(torch.nn.Module):
      "target must be 'cpu' or 'cuda'"),
     (lambda: remat.compile(small_cnn(), (batch(0)[0],)),
      "example_inputs must be (input, labels)"),
+    (lambda: remat.compile(small_cnn(), batch(0), cost_model="time"),
+     "cost_model must be 'flops' or 'roofline', got 'time'"),
+    (lambda: remat.compile(small_cnn(), batch(0), cost_model="roofline",
+                           target_desc="/nonexistent/target.json"),
+     "target_desc '/nonexistent/target.json' is not a file"),
 ])
 def test_bad_compiles(call, message):
     with pytest.raises(remat.RematError, match=_literal(message)):
