@@ -44,7 +44,7 @@ def components(build, src, tmp):
         graph = tmp / f"{src.stem}-{what}.graph.json"
         subprocess.run([f"{build}/bin/remat-compile", str(src), "--emit=graph",
                         "--cost-model=roofline", f"--target-desc={desc}",
-                        "-o", str(graph)], check=True)
+                        "-o", str(graph)], check=True, capture_output=True)
         nodes = [n for n in json.load(open(graph))["nodes"]
                  if not n.get("argument") and "cost_cpu" in n]
         parts[what] = [n["cost_cpu"] for n in nodes]
@@ -94,7 +94,8 @@ def main():
                             "--layers", str(layers), "--width", str(width),
                             "--batch", str(batch), "-o", str(src)], check=True)
             subprocess.run([f"{a.build}/bin/remat-compile", str(src), "-o",
-                            str(src.with_suffix(".so"))], check=True)
+                            str(src.with_suffix(".so"))], check=True,
+                           capture_output=True)
             built.append((src, components(a.build, src, tmp)))
         times = {src: [] for src, _ in built}
         for _ in range(a.rounds):

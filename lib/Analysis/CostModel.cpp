@@ -18,7 +18,7 @@ namespace {
 /// bandwidth and the contraction rate of Remat's own kernels (docs/GPU.md),
 /// until a calibration run on the chip refines them.
 const TargetDesc kTargets[] = {
-    {"cpu", 40e9, 1.0e9, 8e9, 2e-6},
+    {"cpu", 106e9, 1.96e9, 56.6e9, 0.023e-6},
     {"sm_80", 10e12, 10e12, 1.5e12, 5e-6},
     {"sm_90", 18e12, 20e12, 3.0e12, 5e-6},
 };
