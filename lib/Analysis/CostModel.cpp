@@ -3,6 +3,7 @@
 #include "remat/Analysis/CostModel.h"
 #include "remat/Dialect/Train/IR/TrainDialect.h"
 
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 
@@ -48,11 +49,13 @@ FailureOr<TargetDesc> CostModel::parseTarget(StringRef json, StringRef source,
                 {"op_overhead_us", &t.opOverhead, 1e-6}};
   for (const Field &f : fields) {
     std::optional<double> v = o->getNumber(f.key);
-    // The overhead may be zero; a rate may not.
+    // Rates from 1 MFLOP/s (MB/s) to 10^18, overheads up to a second: the
+    // prices of every op stay finite.
     bool rate = f.scale >= 1;
-    if (!v || !std::isfinite(*v) || *v < 0 || (rate && *v == 0)) {
-      error = (source + ": '" + f.key + "' must be a " +
-               (rate ? "positive" : "non-negative") + " number")
+    double low = rate ? 1e-3 : 0, high = rate ? 1e9 : 1e6;
+    if (!v || !std::isfinite(*v) || *v < low || *v > high) {
+      error = llvm::formatv("{0}: '{1}' must be a number from {2}", source,
+                            f.key, rate ? "0.001 to 1e9" : "0 to 1e6")
                   .str();
       return failure();
     }

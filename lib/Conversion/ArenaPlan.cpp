@@ -366,7 +366,7 @@ int64_t pack(MutableArrayRef<Buffer> buffers) {
   // It recurses once per buffer, so large steps keep the greedy packings.
   search.workLimit = kWork;
   for (int64_t permille : {0, 10, 20}) {
-    int64_t capacity = bound + bound * permille / 1000;
+    int64_t capacity = bound + bound / 1000 * permille;
     for (int64_t r = 0;
          r < kRounds && n <= 2048 && capacity < best && search.work < kWork;
          ++r) {
