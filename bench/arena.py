@@ -31,6 +31,21 @@ ZOO = {"zoo_mlp": ("mlp", [256, 32], 0),
        "zoo_lstm": ("lstm", [8, 12, 8], 0)}
 
 
+def model_source(model, tmp):
+    """The MLIR of an example or zoo model and, for a zoo model, the
+    directory of its exported inputs (None for an example)."""
+    if model not in ZOO:
+        return ROOT / "examples" / f"{model}.mlir", None
+    name, shape, vocab = ZOO[model]
+    inputs = tmp / model
+    cmd = ["/usr/bin/python3", str(ROOT / "python" / "remat_export.py"),
+           name, "--input-shape", ",".join(map(str, shape)), "-o", str(inputs)]
+    if vocab:
+        cmd += ["--input-dtype", "i64", "--vocab", str(vocab)]
+    subprocess.run(cmd, check=True, capture_output=True)
+    return inputs / "model.mlir", inputs
+
+
 def run(build, manifest, threads, inputs=None):
     env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads),
                REMAT_NUM_THREADS=str(threads))
@@ -56,19 +71,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="remat-arena.") as tmp:
         tmp = pathlib.Path(tmp)
         for model in a.models.split(","):
-            inputs = None
-            if model in ZOO:
-                name, shape, vocab = ZOO[model]
-                inputs = tmp / model
-                cmd = ["/usr/bin/python3", str(ROOT / "python" / "remat_export.py"),
-                       name, "--input-shape", ",".join(map(str, shape)),
-                       "-o", str(inputs)]
-                if vocab:
-                    cmd += ["--input-dtype", "i64", "--vocab", str(vocab)]
-                subprocess.run(cmd, check=True, capture_output=True)
-                src = inputs / "model.mlir"
-            else:
-                src = ROOT / "examples" / f"{model}.mlir"
+            src, inputs = model_source(model, tmp)
             for limit in (None, "75%", "50%"):
                 builds = {}
                 for plan in ("malloc", "arena"):

@@ -43,19 +43,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="remat-time.") as tmp:
         tmp = pathlib.Path(tmp)
         for model in a.models.split(","):
-            inputs = None
-            if model in arena.ZOO:
-                name, shape, vocab = arena.ZOO[model]
-                inputs = tmp / model
-                cmd = ["/usr/bin/python3", str(ROOT / "python" / "remat_export.py"),
-                       name, "--input-shape", ",".join(map(str, shape)),
-                       "-o", str(inputs)]
-                if vocab:
-                    cmd += ["--input-dtype", "i64", "--vocab", str(vocab)]
-                subprocess.run(cmd, check=True, capture_output=True)
-                src = inputs / "model.mlir"
-            else:
-                src = ROOT / "examples" / f"{model}.mlir"
+            src, inputs = arena.model_source(model, tmp)
 
             def build(tag, flags):
                 lib = tmp / f"{model}-{tag}.so"

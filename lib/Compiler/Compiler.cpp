@@ -396,11 +396,17 @@ compileOnce(ModuleOp module, const CompileOptions &o,
       CostModel::get(o.costModel, o.targetDesc, costTarget, error);
   if (failed(cost))
     return module.emitError(error);
+  bool timed = cost->getKind() == CostModel::Kind::Roofline;
   FailureOr<MemoryReport> before = analyzeMemory(*model);
-  FailureOr<MemoryReport> timedBefore = analyzeMemory(*model, *cost);
-  if (failed(before) || failed(timedBefore))
+  if (failed(before))
     return failure();
   m.baselineCost = before->cost;
+  if (timed) {
+    FailureOr<MemoryReport> priced = analyzeMemory(*model, *cost);
+    if (failed(priced))
+      return failure();
+    m.baselineMs = priced->cost * 1e-6;
+  }
   m.solver = "none";
   if (o.remat) {
     train::TrainRematOptions remat = *o.remat;
@@ -427,12 +433,11 @@ compileOnce(ModuleOp module, const CompileOptions &o,
   m.predictedPeak = after->peakBytes;
   m.predictedCost = after->cost;
   m.costModel = cost->name().str();
-  if (cost->getKind() == CostModel::Kind::Roofline) {
-    FailureOr<MemoryReport> timed = analyzeMemory(*model, *cost);
-    if (failed(timed))
+  if (timed) {
+    FailureOr<MemoryReport> priced = analyzeMemory(*model, *cost);
+    if (failed(priced))
       return failure();
-    m.predictedMs = timed->cost * 1e-6;
-    m.baselineMs = timedBefore->cost * 1e-6;
+    m.predictedMs = priced->cost * 1e-6;
   }
   m.fixedBytes = after->fixedBytes;
   m.paramBytes = after->paramBytes;

@@ -205,13 +205,16 @@ def check_row(a, name):
             errors.append("no feasible limit below the peak")
             return row
     # The lowest of the first few budgets whose arena build fits.
-    for k, limit in enumerate(limits[:4]):
+    for limit in limits[:4]:
         try:
             remat, _, remat_raw = build(a, name, out, limit)
             break
         except RuntimeError as e:
-            if "the arena plan needs" not in str(e) or k == min(len(limits), 4) - 1:
+            if "the arena plan needs" not in str(e):
                 raise
+            refused = e
+    else:
+        raise refused
     row["limit"] = limit
     row["bitwise"] = remat_raw == raw and remat["losses"] == base["losses"]
     if not row["bitwise"]:
