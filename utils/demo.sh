@@ -24,7 +24,8 @@ where="the CPU"
 [[ $target == cuda ]] && where="the GPU ($(nvidia-smi --query-gpu=name --format=csv,noheader | head -1))"
 
 echo "== compiling examples/mlp.mlir for $target (no limit, and at 50% of the no-remat peak)"
-"$bin/remat-compile" "$root/examples/mlp.mlir" --target="$target" -o "$out/base.so"
+"$bin/remat-compile" "$root/examples/mlp.mlir" --target="$target" -o "$out/base.so" \
+  2>&1 | sed -n 's/.*remark: //p'
 "$bin/remat-compile" "$root/examples/mlp.mlir" --target="$target" -o "$out/half.so" \
   --memory-limit=50% 2>&1 | sed -n 's/.*remark: //p'
 echo "== running $steps SGD steps of each on $where"
