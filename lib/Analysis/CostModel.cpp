@@ -64,19 +64,150 @@ FailureOr<TargetDesc> CostModel::parseTarget(StringRef json, StringRef source,
   return t;
 }
 
-FailureOr<CostModel> CostModel::get(StringRef kind, StringRef descPath,
+static void printLoc(Location loc, llvm::raw_ostream &os) {
+  if (auto file = dyn_cast<FileLineColLoc>(loc)) {
+    os << file.getLine() << ":" << file.getColumn();
+  } else if (auto name = dyn_cast<NameLoc>(loc)) {
+    os << name.getName().getValue();
+  } else if (auto call = dyn_cast<CallSiteLoc>(loc)) {
+    printLoc(call.getCallee(), os);
+  } else if (auto fused = dyn_cast<FusedLoc>(loc)) {
+    llvm::interleave(
+        fused.getLocations(), os, [&](Location l) { printLoc(l, os); }, ",");
+  } else if (isa<UnknownLoc>(loc)) {
+    os << "?";
+  } else {
+    os << loc;
+  }
+}
+
+static void printType(Type type, llvm::raw_ostream &os) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor) {
+    os << type;
+    return;
+  }
+  os << tensor.getElementType() << "[";
+  llvm::interleave(tensor.getShape(), os, ",");
+  os << "]";
+}
+
+OpKey mlir::remat::getOpKey(Operation *op) {
+  OpKey key;
+  key.op = op->getName().getStringRef().str();
+  // Without the file: a profile of model.mlir serves a copy of it.
+  llvm::raw_string_ostream loc(key.loc);
+  printLoc(op->getLoc(), loc);
+  llvm::raw_string_ostream types(key.types);
+  llvm::interleave(
+      op->getOperandTypes(), types, [&](Type t) { printType(t, types); }, ", ");
+  types << " -> ";
+  llvm::interleave(
+      op->getResultTypes(), types, [&](Type t) { printType(t, types); }, ", ");
+  return key;
+}
+
+static std::string joinKey(StringRef a, StringRef b, StringRef c = "") {
+  return (a + "\n" + b + "\n" + c).str();
+}
+
+LogicalResult CostModel::addProfile(StringRef json, StringRef source,
                                     StringRef targetName, std::string &error) {
+  auto fail = [&](const Twine &message) {
+    error = (source + ": " + message).str();
+    return failure();
+  };
+  llvm::Expected<llvm::json::Value> value = llvm::json::parse(json);
+  if (!value)
+    return fail("not JSON: " + llvm::toString(value.takeError()));
+  const llvm::json::Object *o = value->getAsObject();
+  if (!o || o->getString("format") != "remat-profile/1")
+    return fail("not a profile (expected an object with \"format\": "
+                "\"remat-profile/1\", as remat-run --profile writes)");
+  std::optional<StringRef> measuredOn = o->getString("target");
+  if (!measuredOn || *measuredOn != targetName)
+    return fail("measured on '" + measuredOn.value_or("?") +
+                "', but this step is priced for '" + targetName + "'");
+  const llvm::json::Array *ops = o->getArray("ops");
+  if (!ops)
+    return fail("missing array 'ops'");
+  // Per op and types, the calls and nanoseconds over every location.
+  std::map<std::string, std::pair<double, double>> sums;
+  for (auto [i, entry] : llvm::enumerate(*ops)) {
+    const llvm::json::Object *e = entry.getAsObject();
+    std::optional<StringRef> op, loc, types;
+    std::optional<double> calls, ns;
+    if (e) {
+      op = e->getString("op");
+      loc = e->getString("loc");
+      types = e->getString("types");
+      calls = e->getNumber("calls");
+      ns = e->getNumber("ns");
+    }
+    if (!op || !loc || !types || !calls || !ns || !std::isfinite(*ns) ||
+        *ns < 0 || !std::isfinite(*calls) || *calls <= 0)
+      return fail(llvm::formatv("ops[{0}] needs strings 'op', 'loc', 'types', "
+                                "a positive 'calls' and 'ns' of zero or more",
+                                i));
+    byLocation[joinKey(*op, *loc, *types)] = *ns;
+    auto &[n, total] = sums[joinKey(*op, *types)];
+    n += *calls;
+    total += *calls * *ns;
+  }
+  for (auto &[k, sum] : sums)
+    byTypes[k] = sum.second / sum.first;
+  kind = Kind::Profile;
+  return success();
+}
+
+double CostModel::measured(Operation *op) const {
+  if (kind != Kind::Profile)
+    return -1;
+  OpKey key = getOpKey(op);
+  auto it = byLocation.find(joinKey(key.op, key.loc, key.types));
+  if (it != byLocation.end())
+    return it->second;
+  it = byTypes.find(joinKey(key.op, key.types));
+  return it != byTypes.end() ? it->second : -1;
+}
+
+FailureOr<CostModel> CostModel::get(StringRef kind, StringRef descPath,
+                                    StringRef targetName, StringRef profilePath,
+                                    std::string &error) {
+  if (kind != "flops" && kind != "roofline" && kind != "profile") {
+    error = ("cost model must be 'flops', 'roofline' or 'profile', got '" +
+             kind + "'")
+                .str();
+    return failure();
+  }
+  if (kind == "profile" && profilePath.empty()) {
+    error = "the profile cost model needs a profile (--cost-profile=FILE, "
+            "from remat-run --profile)";
+    return failure();
+  }
+  if (!profilePath.empty()) {
+    FailureOr<CostModel> model =
+        get("roofline", descPath, targetName, "", error);
+    if (failed(model))
+      return failure();
+    auto file = llvm::MemoryBuffer::getFile(profilePath, /*IsText=*/true);
+    if (!file) {
+      error = ("cannot read profile '" + profilePath +
+               "': " + file.getError().message())
+                  .str();
+      return failure();
+    }
+    if (failed(model->addProfile((*file)->getBuffer(), profilePath, targetName,
+                                 error)))
+      return failure();
+    return model;
+  }
   if (kind == "flops") {
     if (!descPath.empty()) {
       error = "a target description needs --cost-model=roofline";
       return failure();
     }
     return CostModel();
-  }
-  if (kind != "roofline") {
-    error =
-        ("cost model must be 'flops' or 'roofline', got '" + kind + "'").str();
-    return failure();
   }
   if (descPath.empty()) {
     for (const TargetDesc &t : kTargets)
@@ -108,6 +239,8 @@ double CostModel::price(Operation *op) const {
   double flops = static_cast<double>(cost.getFlops());
   if (kind == Kind::Flops)
     return flops;
+  if (double ns = measured(op); ns >= 0)
+    return ns;
   double bytes = static_cast<double>(cost.getBytesRead()) +
                  static_cast<double>(cost.getBytesWritten());
   double rate =
@@ -118,7 +251,15 @@ double CostModel::price(Operation *op) const {
 }
 
 StringRef CostModel::name() const {
-  return kind == Kind::Flops ? "flops" : "roofline";
+  switch (kind) {
+  case Kind::Flops:
+    return "flops";
+  case Kind::Roofline:
+    return "roofline";
+  case Kind::Profile:
+    return "profile";
+  }
+  llvm_unreachable("unknown cost model");
 }
 
 StringRef CostModel::unit() const {

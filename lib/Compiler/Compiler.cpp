@@ -106,6 +106,9 @@ LogicalResult mlir::remat::verifyCompileOptions(const CompileOptions &o,
   bool deviceStage =
       o.stopAfter == CompileStage::GPU || o.stopAfter == CompileStage::NVVM ||
       o.stopAfter == CompileStage::PTX || o.stopAfter == CompileStage::Cubin;
+  if (o.profileOps && o.target != "cpu")
+    return fail("--profile-ops times ops on the CPU target; for CUDA, "
+                "remat-run --profile-kernels times each kernel");
   if (o.target == "cpu") {
     if (deviceStage)
       return fail("--emit=gpu, nvvm, ptx and cubin are for --target=cuda");
@@ -371,6 +374,17 @@ static LogicalResult generateHostCode(StageRunner &stages, ModuleOp module,
   return success();
 }
 
+/// The profiling build's table of timed ops, for remat-run --profile.
+static void recordProfileOps(ModuleOp module, ::remat::Manifest &m) {
+  auto table = module->getAttrOfType<ArrayAttr>("remat.profile_ops");
+  for (auto entry : table.getAsRange<DictionaryAttr>()) {
+    auto get = [&](StringRef key) {
+      return cast<StringAttr>(entry.get(key)).getValue().str();
+    };
+    m.profileOps.push_back({get("op"), get("loc"), get("types")});
+  }
+}
+
 /// One compilation into `step`; with an arena over the limit, fails
 /// without a diagnostic and sets `arena.excess`.
 static FailureOr<CompiledStep>
@@ -392,11 +406,11 @@ compileOnce(ModuleOp module, const CompileOptions &o,
       })))
     return failure();
   StringRef costTarget = o.target == "cuda" ? StringRef(o.gpu.chip) : "cpu";
-  FailureOr<CostModel> cost =
-      CostModel::get(o.costModel, o.targetDesc, costTarget, error);
+  FailureOr<CostModel> cost = CostModel::get(o.costModel, o.targetDesc,
+                                             costTarget, o.costProfile, error);
   if (failed(cost))
     return module.emitError(error);
-  bool timed = cost->getKind() == CostModel::Kind::Roofline;
+  bool timed = cost->getKind() != CostModel::Kind::Flops;
   FailureOr<MemoryReport> before = analyzeMemory(*model);
   if (failed(before))
     return failure();
@@ -412,6 +426,7 @@ compileOnce(ModuleOp module, const CompileOptions &o,
     train::TrainRematOptions remat = *o.remat;
     remat.costModel = o.costModel;
     remat.targetDesc = o.targetDesc;
+    remat.costProfile = o.costProfile;
     remat.target = costTarget.str();
     if (failed(stages.run("remat", [&](OpPassManager &pm) {
           pm.addNestedPass<func::FuncOp>(train::createTrainRemat(remat));
@@ -455,6 +470,14 @@ compileOnce(ModuleOp module, const CompileOptions &o,
     return step;
   }
 
+  if (o.profileOps) {
+    if (failed(stages.run("profile ops", [&](OpPassManager &pm) {
+          pm.addPass(train::createTrainProfileOps());
+          return success();
+        })))
+      return failure();
+    recordProfileOps(module, m);
+  }
   if (failed(stages.run("train to linalg", buildTrainToLinalgStage)))
     return failure();
   if (o.stopAfter == CompileStage::Linalg)

@@ -16,6 +16,10 @@ batch's memory to the step's arguments without a copy and runs one step;
 parameters and optimizer state (remat.SGD, Adam, AdamW, with torch.optim's
 formulas) are updated in place in the step's own buffers.
 
+`profile(model, example_inputs, "model.profile.json")` times each op of
+the step; `compile(..., cost_profile="model.profile.json")` then prices
+recomputation by those times.
+
 `max_batch(build_model, input_for_batch, "16GiB")` finds the largest batch
 whose step fits a memory size, per solver, by the compiler's plan
 (also `python3 -m remat max-batch`).
@@ -23,7 +27,7 @@ whose step fits a memory size, per solver, by the compiler's plan
 
 from ._batch import max_batch
 from ._optim import SGD, Adam, AdamW
-from ._step import RematError, Step, compile
+from ._step import RematError, Step, compile, profile
 
 __all__ = ["Adam", "AdamW", "RematError", "SGD", "Step", "compile",
-           "max_batch"]
+           "max_batch", "profile"]

@@ -98,12 +98,14 @@ def _cache_dir(cache_dir):
 
 
 def _compile_flags(memory_limit, solver, target, optimizer, search_seconds,
-                   cost_model="flops", target_desc=None):
+                   cost_model="flops", target_desc=None, cost_profile=None):
     flags = [f"--target={target}", f"--optimizer={optimizer.spec()}",
              "--runtime-lr", f"--learning-rate={optimizer.lr!r}",
              f"--cost-model={cost_model}"]
     if target_desc is not None:
         flags.append(f"--target-desc={os.path.abspath(target_desc)}")
+    if cost_profile is not None:
+        flags.append(f"--cost-profile={os.path.abspath(cost_profile)}")
     if memory_limit is not None:
         if isinstance(memory_limit, (int, float)) and not isinstance(
                 memory_limit, bool):
@@ -114,10 +116,67 @@ def _compile_flags(memory_limit, solver, target, optimizer, search_seconds,
     return flags
 
 
+def _export(model, example_inputs, loss):
+    """The model's forward and loss as MLIR text, and the exporter (which
+    holds the weights)."""
+    if loss not in ("cross_entropy", "mse"):
+        raise RematError(f"loss must be 'cross_entropy' or 'mse', got {loss!r}")
+    if not isinstance(example_inputs, (tuple, list)) or \
+            len(example_inputs) != 2:
+        raise RematError("example_inputs must be (input, labels)")
+    x, _ = (torch.as_tensor(t) for t in example_inputs)
+    exporter = remat_export.Exporter(model, x.cpu(), loss, "model")
+    try:
+        return exporter.export(), exporter
+    except remat_export.ExportError as e:
+        raise RematError(str(e)) from None
+
+
+def _default_optimizer(optimizer, learning_rate):
+    from ._optim import SGD, _Optimizer
+    if optimizer is None:
+        return SGD(lr=0.01 if learning_rate is None else learning_rate)
+    if learning_rate is not None:
+        raise RematError("give the learning rate to the optimizer, not both")
+    if not isinstance(optimizer, _Optimizer):
+        raise RematError("optimizer must be remat.SGD, remat.Adam or "
+                         f"remat.AdamW, got {type(optimizer).__name__}")
+    return optimizer
+
+
+def profile(model, example_inputs, path, loss="cross_entropy", optimizer=None,
+            learning_rate=None, steps=3):
+    """Times each op of `model`'s training step (CPU, no memory limit) over
+    `steps` steps after a warm-up one, and writes the times to `path`, for
+    compile(..., cost_profile=path): the solver then prices recomputation
+    by measured time. Give the optimizer and loss compile will get (their
+    ops are timed too). Returns the profile as a dict."""
+    optimizer = _default_optimizer(optimizer, learning_rate)
+    if not isinstance(steps, int) or isinstance(steps, bool) or steps < 1:
+        raise RematError(f"steps must be a positive integer, got {steps!r}")
+    text, _ = _export(model, example_inputs, loss)
+    with tempfile.TemporaryDirectory(prefix="remat-profile.") as work:
+        work = pathlib.Path(work)
+        (work / "model.mlir").write_text(text)
+        flags = _compile_flags(None, "auto", "cpu", optimizer, 0)
+        r = subprocess.run([_tool("remat-compile"), str(work / "model.mlir"),
+                            "-o", str(work / "profile.so"), "--profile-ops",
+                            *flags], capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RematError(r.stderr.strip() or "remat-compile failed")
+        r = subprocess.run([_tool("remat-run"), str(work / "profile.json"),
+                            f"--steps={steps + 1}", f"--profile={path}",
+                            "--json"], capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RematError(r.stderr.strip() or "remat-run failed")
+    with open(path) as f:
+        return json.load(f)
+
+
 def compile(model, example_inputs, loss="cross_entropy", memory_limit=None,
             solver="auto", target="cpu", optimizer=None, search_seconds=0,
             cache_dir=None, learning_rate=None, data_parallel=False,
-            cost_model="flops", target_desc=None):
+            cost_model="flops", target_desc=None, cost_profile=None):
     """Captures `model` on `example_inputs` = (input, labels), builds its
     training step (forward, `loss`, backward, `optimizer`'s update: a
     remat.SGD, Adam or AdamW, SGD(lr=learning_rate or 0.01) when None)
@@ -127,39 +186,29 @@ def compile(model, example_inputs, loss="cross_entropy", memory_limit=None,
     step is built in two parts, Step.backward (loss and gradients, under
     the limit) and Step.apply (the update), so that the caller can
     all-reduce the gradients in between. `cost_model` prices
-    recomputation: "flops", or "roofline" (time on the target, from the
-    JSON description `target_desc` or the built-in one)."""
-    from ._optim import SGD, _Optimizer
-    if optimizer is None:
-        optimizer = SGD(lr=0.01 if learning_rate is None else learning_rate)
-    elif learning_rate is not None:
-        raise RematError("give the learning rate to the optimizer, not both")
-    if not isinstance(optimizer, _Optimizer):
-        raise RematError("optimizer must be remat.SGD, remat.Adam or "
-                         f"remat.AdamW, got {type(optimizer).__name__}")
-    if loss not in ("cross_entropy", "mse"):
-        raise RematError(f"loss must be 'cross_entropy' or 'mse', got {loss!r}")
-    if cost_model not in ("flops", "roofline"):
-        raise RematError("cost_model must be 'flops' or 'roofline', got "
-                         f"{cost_model!r}")
-    if target_desc is not None and not os.path.isfile(target_desc):
-        raise RematError(f"target_desc {target_desc!r} is not a file")
+    recomputation: "flops", "roofline" (time on the target, from the JSON
+    description `target_desc` or the built-in one) or "profile" (the op
+    times remat.profile wrote to `cost_profile`, which implies it)."""
+    optimizer = _default_optimizer(optimizer, learning_rate)
+    if cost_model not in ("flops", "roofline", "profile"):
+        raise RematError("cost_model must be 'flops', 'roofline' or "
+                         f"'profile', got {cost_model!r}")
+    for name, file in (("target_desc", target_desc),
+                       ("cost_profile", cost_profile)):
+        if file is not None and not os.path.isfile(file):
+            raise RematError(f"{name} {file!r} is not a file")
+    if cost_model == "profile" and cost_profile is None:
+        raise RematError("cost_model 'profile' needs cost_profile (a file "
+                         "remat.profile wrote)")
     if target not in ("cpu", "cuda"):
         raise RematError(f"target must be 'cpu' or 'cuda', got {target!r}")
     if data_parallel and target != "cpu":
         raise RematError("data_parallel is implemented for target 'cpu'")
-    if not isinstance(example_inputs, (tuple, list)) or \
-            len(example_inputs) != 2:
-        raise RematError("example_inputs must be (input, labels)")
-    x, y = (torch.as_tensor(t) for t in example_inputs)
-    exporter = remat_export.Exporter(model, x.cpu(), loss, "model")
-    try:
-        text = exporter.export()
-    except remat_export.ExportError as e:
-        raise RematError(str(e)) from None
+    text, exporter = _export(model, example_inputs, loss)
     compiler = pathlib.Path(_tool("remat-compile"))
     flags = _compile_flags(memory_limit, solver, target, optimizer,
-                           search_seconds, cost_model, target_desc)
+                           search_seconds, cost_model, target_desc,
+                           cost_profile)
     # name -> the flags of each library the step needs.
     parts = {"step": flags}
     if data_parallel:
@@ -167,9 +216,13 @@ def compile(model, example_inputs, loss="cross_entropy", memory_limit=None,
                  "apply": _compile_flags(None, solver, target, optimizer, 0)
                  + ["--mode=apply"]}
     stat = compiler.stat()
+    # A description's or profile's bytes, not its name, decide the schedule.
+    inputs = [pathlib.Path(f).read_text() for f in (target_desc, cost_profile)
+              if f is not None]
     key = hashlib.sha256("\n".join(
-        [text, *[f for part in parts.values() for f in part], str(compiler),
-         str(stat.st_size), str(stat.st_mtime_ns)]).encode()).hexdigest()[:24]
+        [text, *[f for part in parts.values() for f in part], *inputs,
+         str(compiler), str(stat.st_size),
+         str(stat.st_mtime_ns)]).encode()).hexdigest()[:24]
     entry = _cache_dir(cache_dir) / key
     manifest = entry / "step.json"
     if not manifest.exists():
@@ -587,5 +640,5 @@ class Report(dict):
                 f"process max RSS {size(self['max_rss_bytes'])}" +
                 ("" if self.get("predicted_step_ms") is None else
                  f"; predicted step {self['predicted_step_ms']:.3f} ms "
-                 f"(roofline), last step "
+                 f"({self['cost_model']}), last step "
                  f"{self['last_step_ms'] or 0:.3f} ms"))

@@ -219,13 +219,31 @@ bool remat::parseManifest(const std::string &text, Manifest &m,
   m.solver = r.str(root, "", "solver", false);
   if (root.get("cost_model"))
     m.costModel = r.str(root, "", "cost_model");
-  if (m.costModel != "flops" && m.costModel != "roofline")
-    return r.fail("field 'cost_model' must be \"flops\" or \"roofline\"");
-  if (m.costModel == "roofline") {
+  if (m.costModel != "flops" && m.costModel != "roofline" &&
+      m.costModel != "profile")
+    return r.fail("field 'cost_model' must be \"flops\", \"roofline\" or "
+                  "\"profile\"");
+  if (m.costModel != "flops") {
     m.predictedMs = r.num(root, "predicted_step_ms", /*size=*/false);
     m.baselineMs = r.num(root, "baseline_step_ms", /*size=*/false);
     if (!error.empty())
       return false;
+  }
+  if (const json::Value *ops = root.get("profile_ops")) {
+    if (!ops->isArray())
+      return r.fail("field 'profile_ops' must be an array");
+    for (size_t i = 0; i < ops->array.size(); ++i) {
+      const json::Value &v = ops->array[i];
+      std::string prefix = "profile_ops[" + std::to_string(i) + "]";
+      if (!v.isObject())
+        return r.fail(prefix + " must be an object");
+      ProfileOp op{r.str(v, prefix + ": ", "op"),
+                   r.str(v, prefix + ": ", "loc"),
+                   r.str(v, prefix + ": ", "types")};
+      if (!error.empty())
+        return false;
+      m.profileOps.push_back(std::move(op));
+    }
   }
   for (const char *key : {"arguments", "results"}) {
     const json::Value *list = root.get(key);
@@ -363,7 +381,7 @@ std::string remat::printManifest(const Manifest &m) {
   w.field("predicted_cost_flops", number(m.predictedCost));
   w.field("baseline_cost_flops", number(m.baselineCost));
   w.field("cost_model", quote(m.costModel));
-  if (m.costModel == "roofline") {
+  if (m.costModel != "flops") {
     w.field("predicted_step_ms", number(m.predictedMs));
     w.field("baseline_step_ms", number(m.baselineMs));
   }
@@ -380,6 +398,16 @@ std::string remat::printManifest(const Manifest &m) {
   w.field("solver", quote(m.solver));
   if (m.searchSeconds > 0)
     w.field("search_seconds", number(m.searchSeconds));
+  if (!m.profileOps.empty()) {
+    std::string ops = "[";
+    for (size_t i = 0; i < m.profileOps.size(); ++i) {
+      const ProfileOp &op = m.profileOps[i];
+      ops += (i ? ",\n    " : "\n    ") + std::string("{\"op\": ") +
+             quote(op.op) + ", \"loc\": " + quote(op.loc) +
+             ", \"types\": " + quote(op.types) + "}";
+    }
+    w.field("profile_ops", ops + "\n  ]");
+  }
   w.finish();
   return out + "\n";
 }

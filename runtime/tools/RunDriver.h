@@ -33,6 +33,8 @@ struct Options {
   /// values check a model that rounds through f32 or narrower on the way.
   double gradEps = 1e-6, gradRtol = 1e-6;
   std::string saveParams, saveOutputs, inputsDir, compareOutputs;
+  /// --profile: where a profiling build's op times go.
+  std::string profile;
   double compareRtol = 1e-4;
   std::map<std::string, std::string> inputs;
 };
@@ -63,6 +65,8 @@ private:
 /// What a run measured, for the report.
 struct RunResult {
   std::vector<double> losses, times, deviceTimes;
+  /// The steps --profile timed (all but the first when there are more).
+  int profiledSteps = 0;
   int64_t measuredPeak = 0, poolPeak = -1;
   uint64_t paramsHash = 0, outputsHash = 0;
   bool hashedOutputs = false;
@@ -71,6 +75,10 @@ struct RunResult {
 
 /// Prints the run's summary, as text or as one JSON object.
 void printReport(const Step &step, const Options &opts, const RunResult &r);
+
+/// Writes the op times of a profiling build (--profile) to `opts.profile`
+/// and, unless --json, the slowest ops to stdout.
+void writeProfile(const Step &step, const Options &opts, const RunResult &r);
 
 /// FNV-1a over `bytes`, continuing from `h`.
 uint64_t fnv1a(uint64_t h, const void *data, size_t bytes);

@@ -18,7 +18,8 @@ static void usage() {
                        "[--input=NAME=FILE]... [--inputs-dir=DIR] "
                        "[--save-params=FILE] [--save-outputs=FILE] "
                        "[--compare-outputs=FILE [--compare-rtol=R]] "
-                       "[--memory-cap=BYTES] [--profile-kernels=N] "
+                       "[--memory-cap=BYTES] [--profile=FILE] "
+                       "[--profile-kernels=N] "
                        "[--grad-check=K [--grad-eps=E] [--grad-rtol=R] "
                        "[--verbose]] [--json]\n");
 }
@@ -67,6 +68,8 @@ Options remat::run::parseOptions(int argc, char **argv) {
       o.steps = static_cast<int>(integer("--steps", 1));
     else if (is("--memory-cap"))
       o.memoryCap = integer("--memory-cap", 0);
+    else if (is("--profile") && !is("--profile-kernels"))
+      o.profile = value("--profile");
     else if (is("--profile-kernels"))
       o.profileKernels = static_cast<int>(integer("--profile-kernels", 1));
     else if (is("--seed"))

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
+#include <fstream>
 #include <sys/resource.h>
 
 using namespace remat;
@@ -81,7 +82,7 @@ static void printJson(const Step &step, const Options &opts,
               m.solver.c_str(), m.predictedCost, m.baselineCost,
               m.predictedCost / std::max(m.baselineCost, 1.0), r.paramsHash);
   std::printf(", \"cost_model\": \"%s\"", m.costModel.c_str());
-  if (m.costModel == "roofline")
+  if (m.costModel != "flops")
     std::printf(", \"predicted_step_ms\": %.6g, \"baseline_step_ms\": %.6g",
                 m.predictedMs, m.baselineMs);
   if (r.hashedOutputs)
@@ -142,10 +143,11 @@ static void printText(const Step &step, const Options &opts,
               "remat)\nparameters fnv1a: %016" PRIx64 "\n",
               m.predictedCost, m.predictedCost / std::max(m.baselineCost, 1.0),
               r.paramsHash);
-  if (m.costModel == "roofline")
-    std::printf("predicted step time: %.3f ms by the roofline (%.3fx the "
+  if (m.costModel != "flops")
+    std::printf("predicted step time: %.3f ms by the %s (%.3fx the "
                 "step without remat; measured median %.3f ms)\n",
-                m.predictedMs, m.predictedMs / std::max(m.baselineMs, 1e-9),
+                m.predictedMs, m.costModel.c_str(),
+                m.predictedMs / std::max(m.baselineMs, 1e-9),
                 medianOf(r.times));
   if (r.hashedOutputs)
     std::printf("gradients fnv1a: %016" PRIx64 " (every step)\n",
@@ -163,4 +165,62 @@ void remat::run::printReport(const Step &step, const Options &opts,
     printJson(step, opts, r);
   else
     printText(step, opts, r);
+}
+
+void remat::run::writeProfile(const Step &step, const Options &opts,
+                              const RunResult &r) {
+  const Manifest &m = step.manifest();
+  int steps = std::max(r.profiledSteps, 1);
+  struct Timed {
+    size_t id;
+    double calls, ns;
+  };
+  std::vector<Timed> timed;
+  double totalNs = 0;
+  for (size_t id = 0; id < m.profileOps.size(); ++id) {
+    int64_t n = remat_rt_profile_read(static_cast<int32_t>(id), nullptr, 0);
+    std::vector<double> ns(n);
+    remat_rt_profile_read(static_cast<int32_t>(id), ns.data(), n);
+    Timed t{id, static_cast<double>(n) / steps, medianOf(ns)};
+    totalNs += t.calls * t.ns;
+    timed.push_back(t);
+  }
+  std::string out = "{\n  \"format\": \"remat-profile/1\",\n";
+  char buf[256];
+  std::snprintf(buf, sizeof(buf),
+                "  \"target\": \"%s\",\n  \"steps\": %d,\n"
+                "  \"step_ms\": %.6g,\n  \"timed_ms\": %.6g,\n  \"ops\": [",
+                m.target.c_str(), r.profiledSteps,
+                medianOf({r.times.end() - r.profiledSteps, r.times.end()}),
+                totalNs * 1e-6);
+  out += buf;
+  for (const Timed &t : timed) {
+    const ProfileOp &op = m.profileOps[t.id];
+    std::snprintf(buf, sizeof(buf), ", \"calls\": %.6g, \"ns\": %.6g}", t.calls,
+                  t.ns);
+    out += (t.id ? ",\n    " : "\n    ") + std::string("{\"op\": \"") +
+           jsonEscape(op.op) + "\", \"loc\": \"" + jsonEscape(op.loc) +
+           "\", \"types\": \"" + jsonEscape(op.types) + "\"" + buf;
+  }
+  out += "\n  ]\n}\n";
+  std::ofstream file(opts.profile);
+  if (!(file << out))
+    die("cannot write '" + opts.profile + "'");
+  if (opts.json)
+    return;
+  std::printf("profile: %zu ops timed over %d steps, %.3f ms of the %.3f ms "
+              "median step; written to %s\n",
+              timed.size(), r.profiledSteps, totalNs * 1e-6,
+              medianOf({r.times.end() - r.profiledSteps, r.times.end()}),
+              opts.profile.c_str());
+  std::sort(timed.begin(), timed.end(), [](const Timed &a, const Timed &b) {
+    return a.calls * a.ns > b.calls * b.ns;
+  });
+  for (size_t i = 0; i < std::min<size_t>(timed.size(), 10); ++i) {
+    const Timed &t = timed[i];
+    const ProfileOp &op = m.profileOps[t.id];
+    std::printf("  %8.3f ms %5.1f%%  %s at %s: %s\n", t.calls * t.ns * 1e-6,
+                100 * t.calls * t.ns / std::max(totalNs, 1.0), op.op.c_str(),
+                op.loc.c_str(), op.types.c_str());
+  }
 }

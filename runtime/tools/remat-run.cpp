@@ -82,6 +82,8 @@ static RunResult runSteps(Step &step, const Options &opts,
     std::vector<void *> outputs;
     if (opts.profileKernels && s == firstProfiled)
       remat_cuda_set_profiling(1);
+    if (!opts.profile.empty() && s == firstProfiled)
+      remat_rt_profile_start(static_cast<int32_t>(m.profileOps.size()));
     step.setHyperparameters(s + 1);
     r.losses.push_back(step.run(&ms, r.hashedOutputs ? &outputs : nullptr));
     r.times.push_back(ms);
@@ -120,6 +122,7 @@ static RunResult runSteps(Step &step, const Options &opts,
   }
   if (opts.profileKernels)
     remat_cuda_print_profile(opts.profileKernels, opts.steps - firstProfiled);
+  r.profiledSteps = opts.steps - firstProfiled;
   return r;
 }
 
@@ -143,6 +146,9 @@ int main(int argc, char **argv) {
                      [&](const TensorSpec &t) { return t.name == name; }))
       die("--input names '" + name + "', which is not an argument of '" +
           m.function + "'");
+  if (!opts.profile.empty() && m.profileOps.empty())
+    die("--profile reads the op timers of a profiling build; compile '" +
+        opts.manifest + "' with remat-compile --profile-ops");
   if (opts.profileKernels && !step->isCUDA())
     die("--profile-kernels times CUDA kernels; '" + opts.manifest + "' is a " +
         m.target + " step");
@@ -177,6 +183,8 @@ int main(int argc, char **argv) {
                    m.arguments[i].bytes());
     }
   printReport(*step, opts, r);
+  if (!opts.profile.empty())
+    writeProfile(*step, opts, r);
   if (comparison && !(comparison->worstError <= opts.compareRtol)) {
     std::fprintf(stderr,
                  "remat-run: error: outputs differ from '%s': worst error "

@@ -134,6 +134,22 @@ def test_roofline_predicts_the_step_time(tmp_path):
     assert plain.cost_model == "flops" and plain.predicted_step_ms is None
 
 
+def test_profile_prices_by_measured_time(tmp_path):
+    path = tmp_path / "cnn.profile.json"
+    prof = remat.profile(small_cnn(), batch(0), str(path), steps=2)
+    assert prof["format"] == "remat-profile/1" and prof["steps"] == 2
+    assert prof["ops"] and all(op["ns"] >= 0 for op in prof["ops"])
+    # Every op of the step ran, and the timers account for most of it.
+    assert 0 < prof["timed_ms"] <= prof["step_ms"] * 1.5
+    step = remat.compile(small_cnn(), batch(0), memory_limit="80%",
+                         cost_profile=str(path))
+    step(*batch(1))
+    report = step.report()
+    assert report.cost_model == "profile"
+    assert report.predicted_step_ms > 0
+    assert "(profile)" in str(report)
+
+
 class Detached(torch.nn.Module):
     def __init__(self):
         super().__init__()
@@ -155,7 +171,17 @@ class Detached(torch.nn.Module):
     (lambda: remat.compile(small_cnn(), (batch(0)[0],)),
      "example_inputs must be (input, labels)"),
     (lambda: remat.compile(small_cnn(), batch(0), cost_model="time"),
-     "cost_model must be 'flops' or 'roofline', got 'time'"),
+     "cost_model must be 'flops', 'roofline' or 'profile', got 'time'"),
+    (lambda: remat.compile(small_cnn(), batch(0), cost_model="profile"),
+     "cost_model 'profile' needs cost_profile"),
+    (lambda: remat.compile(small_cnn(), batch(0),
+                           cost_profile="/nonexistent/p.json"),
+     "cost_profile '/nonexistent/p.json' is not a file"),
+    (lambda: remat.compile(small_cnn(), batch(0), target="cuda",
+                           cost_profile=__file__),
+     "not JSON"),
+    (lambda: remat.profile(small_cnn(), batch(0), "/tmp/p.json", steps=0),
+     "steps must be a positive integer, got 0"),
     (lambda: remat.compile(small_cnn(), batch(0), cost_model="roofline",
                            target_desc="/nonexistent/target.json"),
      "target_desc '/nonexistent/target.json' is not a file"),

@@ -38,9 +38,15 @@ static auto cpuConvKernels = flag<bool>(
     cl::init(true));
 static auto costModel = flag<std::string>(
     "cost-model",
-    "Price of recomputing an op: flops (default) or roofline (time on the "
-    "target: compute or memory bound, plus a per-op overhead)",
+    "Price of recomputing an op: flops (default), roofline (time on the "
+    "target: compute or memory bound, plus a per-op overhead) or profile "
+    "(measured times, see --cost-profile)",
     cl::init("flops"));
+static auto costProfile = flag<std::string>(
+    "cost-profile", "Price ops by their times in this profile (remat-run "
+                    "--profile's output), by the roofline where it has none");
+static auto profileOps = flag<bool>(
+    "profile-ops", "CPU: time each op of the step, for remat-run --profile");
 static auto targetDesc = flag<std::string>(
     "target-desc", "roofline: the target's rates as JSON (default: built in "
                    "for cpu, sm_80, sm_90; bench/calibrate.py writes one)");
@@ -123,6 +129,8 @@ LogicalResult tools::optionsFromFlags(CompileOptions &o, std::string &error) {
   o.arena = memoryPlan == "arena";
   o.costModel = costModel;
   o.targetDesc = targetDesc;
+  o.costProfile = costProfile;
+  o.profileOps = profileOps;
   if (testGPUMapping)
     o.gpuMappingOnHost = test::addTestGPUToLoopsPass;
   o.optLevel = optLevel;

@@ -61,10 +61,14 @@ struct CompileOptions {
   std::string cudaPath;
   /// CPU: convolutions through the runtime's kernels (else loop nests).
   bool cpuConvKernels = true;
-  /// What prices recomputation: "flops" or "roofline" (on the target's
-  /// built-in description, or `targetDesc`, a JSON file).
+  /// What prices recomputation: "flops", "roofline" (on the target's
+  /// built-in description, or `targetDesc`, a JSON file) or "profile" (the
+  /// op times in `costProfile`, from remat-run --profile, which implies it).
   std::string costModel = "flops";
-  std::string targetDesc;
+  std::string targetDesc, costProfile;
+  /// CPU: a profiling build, each priced op between the runtime's timers
+  /// (train-profile-ops), for remat-run --profile.
+  bool profileOps = false;
   /// Intermediate buffers at compile-time offsets in one arena
   /// (remat-plan-arena) instead of one allocation each.
   bool arena = true;

@@ -41,6 +41,12 @@ struct TensorSpec {
   std::string describe() const;
 };
 
+/// An op a profiling build times (remat-compile --profile-ops): the key the
+/// profile cost model looks its time up by.
+struct ProfileOp {
+  std::string op, loc, types;
+};
+
 struct Manifest {
   static constexpr const char *kFormat = "remat-step/1";
   std::string target, chip, library, entry = "remat_step", function, signature,
@@ -51,8 +57,8 @@ struct Manifest {
   /// -1: compiled without a limit.
   int64_t memoryLimit = -1;
   double predictedCost = 0, baselineCost = 0;
-  /// What priced the schedule ("flops" or "roofline"); with the roofline,
-  /// its predicted step time with and without remat (-1: none).
+  /// What priced the schedule ("flops", "roofline" or "profile"); with a
+  /// time model, its predicted step time with and without remat (-1: none).
   std::string costModel = "flops";
   double predictedMs = -1, baselineMs = -1;
   /// Seconds of timed search the solver spent (0: none); a schedule from a
@@ -63,6 +69,8 @@ struct Manifest {
   /// buffer's offset and size in program order.
   int64_t arenaBytes = 0, arenaLiveBytes = 0;
   std::vector<int64_t> arenaOffsets;
+  /// A profiling build's timed ops, by the id its timers carry.
+  std::vector<ProfileOp> profileOps;
   /// CUDA: the device code's format and its kernel count.
   std::string deviceCode;
   int64_t kernels = 0;

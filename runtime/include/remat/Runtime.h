@@ -69,6 +69,19 @@ void remat_rt_conv2d_f64(int32_t kind, const int64_t window[7], const double *a,
                          const int64_t bShape[4], double *out,
                          const int64_t outShape[4]);
 
+/* Op profiling (runtime/lib/Profile.cpp): a profiling build
+ * (remat-compile --profile-ops) brackets each op with begin/end calls that
+ * carry the op's index in the manifest's profile_ops. */
+
+void remat_rt_profile_begin(int32_t id);
+void remat_rt_profile_end(int32_t id);
+/// Starts recording ops 0 to `ops` - 1, dropping what was recorded; 0 stops
+/// (the calls are then no-ops).
+void remat_rt_profile_start(int32_t ops);
+/// The number of times op `id` ran since the start; its first `capacity`
+/// durations, in nanoseconds, go to `ns`.
+int64_t remat_rt_profile_read(int32_t id, double *ns, int64_t capacity);
+
 /* The CUDA target (runtime/lib/Cuda.cpp): the driver is loaded at run time,
  * so these exist on every machine and remat_cuda_init says why a GPU cannot
  * be used. Device memory is counted like host memory. */

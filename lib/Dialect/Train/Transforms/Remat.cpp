@@ -32,15 +32,16 @@ static std::string formatPercent(double ratio) {
   return s;
 }
 
-/// FLOPs as an integer, roofline time in milliseconds with the model's name.
+/// FLOPs as an integer, time in milliseconds with the model's name.
 static std::string formatCost(double cost, const CostModel &model) {
   std::string s;
   llvm::raw_string_ostream os(s);
   if (model.getKind() == CostModel::Kind::Flops)
     os << static_cast<int64_t>(cost) << " FLOPs";
   else
-    os << llvm::format("%.3f", cost * 1e-6) << " ms by the roofline on '"
-       << model.getTarget().name << "'";
+    os << llvm::format("%.3f", cost * 1e-6) << " ms by the "
+       << (model.getKind() == CostModel::Kind::Profile ? "profile" : "roofline")
+       << " on '" << model.getTarget().name << "'";
   return s;
 }
 
@@ -76,7 +77,7 @@ LogicalResult TrainRematPass::run(func::FuncOp func) {
 
   std::string error;
   FailureOr<CostModel> cost =
-      CostModel::get(costModel, targetDesc, target, error);
+      CostModel::get(costModel, targetDesc, target, costProfile, error);
   if (failed(cost))
     return func.emitError(error);
   FailureOr<StepGraph> step = buildStepGraph(func, *cost);
@@ -140,6 +141,18 @@ LogicalResult TrainRematPass::run(func::FuncOp func) {
   remark << "); extra compute " << formatCost(extra, *cost) << " (+"
          << formatPercent(extra / std::max(before.cost, 1.0)) << "), " << clones
          << " ops recomputed";
+  if (cost->getKind() == CostModel::Kind::Profile) {
+    int64_t ops = 0, measured = 0;
+    func.walk([&](CostOpInterface op) {
+      ++ops;
+      measured += cost->isMeasured(op);
+    });
+    if (measured == ops)
+      remark << " (the profile measured all " << ops << " ops)";
+    else
+      remark << " (the profile measured " << measured << " of " << ops
+             << " ops; the roofline priced the rest)";
+  }
   // How far from the best possible the answer can be, in milliseconds.
   double least =
       step->graph.costLowerBound(*budget) - step->graph.baselineCost();

@@ -92,9 +92,13 @@ def TrainRemat : Pass<"train-remat", "func::FuncOp"> {
            "boundaries, then annealing from its answer (which then "
            "depends on the machine's speed)">,
     Option<"costModel", "cost-model", "std::string", "\"flops\"",
-           "Price of recomputing an op: flops, or roofline (time on the "
+           "Price of recomputing an op: flops, roofline (time on the "
            "target: FLOPs over the compute rate or bytes over the "
-           "bandwidth, whichever is longer, plus a per-op overhead)">,
+           "bandwidth, whichever is longer, plus a per-op overhead) or "
+           "profile (measured times, the roofline elsewhere)">,
+    Option<"costProfile", "cost-profile", "std::string", "",
+           "The measured op times (remat-run --profile's output); implies "
+           "cost-model=profile">,
     Option<"targetDesc", "target-desc", "std::string", "",
            "roofline: the target's rates as JSON (default: the built-in "
            "description of `target`)">,
@@ -116,6 +120,23 @@ def TrainPrintMemory : Pass<"train-print-memory", "func::FuncOp"> {
     Option<"top", "top", "unsigned", "3",
            "How many of the largest live values to report">,
   ];
+}
+
+def TrainProfileOps : Pass<"train-profile-ops", "ModuleOp"> {
+  let summary = "Brackets each priced op with the runtime's profile timers";
+  let description = [{
+    For a profiling build (remat-compile --profile-ops): each op with a cost
+    model in a function marked `train.step` is preceded by a call to
+    `remat_rt_profile_begin(id)` and followed by one to
+    `remat_rt_profile_end(id)`, where `id` indexes the module's
+    `remat.profile_ops`: one entry per distinct op kind, location (without
+    the file name) and types, so that a recomputed op adds its time to the
+    original's. remat-run --profile reads the timers and writes what each
+    entry cost; the calls order the op's lowered code between them, and the
+    runtime's timers cost tens of nanoseconds a call.
+  }];
+  let dependentDialects = ["mlir::func::FuncDialect",
+                           "mlir::arith::ArithDialect"];
 }
 
 #endif // REMAT_DIALECT_TRAIN_TRANSFORMS_PASSES_TD
