@@ -146,6 +146,8 @@ int main(int argc, char **argv) {
                      [&](const TensorSpec &t) { return t.name == name; }))
       die("--input names '" + name + "', which is not an argument of '" +
           m.function + "'");
+  if (!opts.profile.empty() && opts.gradCheck)
+    die("--profile times training steps; --grad-check runs none");
   if (!opts.profile.empty() && m.profileOps.empty())
     die("--profile reads the op timers of a profiling build; compile '" +
         opts.manifest + "' with remat-compile --profile-ops");
