@@ -75,6 +75,68 @@ static bool selects(AffineMap map, unsigned a, unsigned b) {
          map.getResult(1) == getAffineDimExpr(b, map.getContext());
 }
 
+/// Whether `map` is (d0, da, db): a batched operand.
+static bool selectsBatched(AffineMap map, unsigned a, unsigned b) {
+  MLIRContext *ctx = map.getContext();
+  return map.getNumResults() == 3 &&
+         map.getResult(0) == getAffineDimExpr(0, ctx) &&
+         map.getResult(1) == getAffineDimExpr(a, ctx) &&
+         map.getResult(2) == getAffineDimExpr(b, ctx);
+}
+
+/// Whether `op`'s body is `out + lhs * rhs`.
+static bool isMultiplyAccumulate(linalg::GenericOp op) {
+  Block &body = op.getRegion().front();
+  if (body.getOperations().size() != 3)
+    return false;
+  auto mul = dyn_cast<arith::MulFOp>(body.front());
+  auto add = dyn_cast<arith::AddFOp>(*std::next(body.begin()));
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  if (!mul || !add || yield.getOperand(0) != add.getResult())
+    return false;
+  bool mulArgs = (mul.getLhs() == body.getArgument(0) &&
+                  mul.getRhs() == body.getArgument(1)) ||
+                 (mul.getLhs() == body.getArgument(1) &&
+                  mul.getRhs() == body.getArgument(0));
+  bool addArgs =
+      (add.getLhs() == body.getArgument(2) &&
+       add.getRhs() == mul.getResult()) ||
+      (add.getRhs() == body.getArgument(2) && add.getLhs() == mul.getResult());
+  return mulArgs && addArgs;
+}
+
+/// The transpose flags of a batched product C[b] += op(A[b]) op(B[b]) on
+/// identity-layout f32 or f64 memrefs, the form train.batch_matmul lowers
+/// to; none for any other op.
+static std::optional<std::pair<bool, bool>>
+matchBatchMatmul(linalg::GenericOp op) {
+  using utils::IteratorType;
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
+      op.getNumDpsInits() != 1 ||
+      op.getIteratorTypesArray() !=
+          SmallVector<IteratorType>{
+              IteratorType::parallel, IteratorType::parallel,
+              IteratorType::parallel, IteratorType::reduction} ||
+      !isMultiplyAccumulate(op))
+    return std::nullopt;
+  // (d0, d1, d2, d3) = (batch, m, n, k).
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  bool ta = selectsBatched(maps[0], 3, 1), tb = selectsBatched(maps[1], 2, 3);
+  if (!(ta || selectsBatched(maps[0], 1, 3)) ||
+      !(tb || selectsBatched(maps[1], 3, 2)) || !selectsBatched(maps[2], 1, 2))
+    return std::nullopt;
+  Type element = getElementTypeOrSelf(op.getDpsInits()[0].getType());
+  if (llvm::any_of(op->getOperandTypes(),
+                   [&](Type t) {
+                     auto m = cast<MemRefType>(t);
+                     return !m.getLayout().isIdentity() ||
+                            m.getElementType() != element;
+                   }) ||
+      (!element.isF32() && !element.isF64()))
+    return std::nullopt;
+  return std::make_pair(ta, tb);
+}
+
 /// Declares the runtime's `name` (C interface) in `module` once.
 static void declareRuntimeFunction(ModuleOp module, Location loc,
                                    StringRef name, FunctionType type) {
@@ -127,6 +189,33 @@ struct MatmulToRuntimePass
         args.push_back(memref::CastOp::create(b, loc, dynamic, v));
       func::CallOp::create(b, loc, name, TypeRange{}, args);
       mm.erase();
+    }
+
+    SmallVector<std::pair<linalg::GenericOp, std::pair<bool, bool>>> batched;
+    func.walk([&](linalg::GenericOp op) {
+      if (auto flags = matchBatchMatmul(op))
+        batched.push_back({op, *flags});
+    });
+    for (auto [op, flags] : batched) {
+      OpBuilder b(op);
+      Location loc = op.getLoc();
+      Type element = getElementTypeOrSelf(op.getDpsInits()[0].getType());
+      auto dynamic = MemRefType::get(
+          {ShapedType::kDynamic, ShapedType::kDynamic, ShapedType::kDynamic},
+          element);
+      std::string name = element.isF32() ? "remat_rt_batch_matmul_f32"
+                                         : "remat_rt_batch_matmul_f64";
+      auto i32 = b.getI32Type();
+      declareRuntimeFunction(
+          module, loc, name,
+          b.getFunctionType({i32, i32, dynamic, dynamic, dynamic}, {}));
+      SmallVector<Value> args = {
+          arith::ConstantIntOp::create(b, loc, i32, flags.first),
+          arith::ConstantIntOp::create(b, loc, i32, flags.second)};
+      for (Value v : op->getOperands())
+        args.push_back(memref::CastOp::create(b, loc, dynamic, v));
+      func::CallOp::create(b, loc, name, TypeRange{}, args);
+      op.erase();
     }
   }
 };

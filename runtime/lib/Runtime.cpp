@@ -57,6 +57,30 @@ void matmulLoops(bool ta, bool tb, const MemRef<T, 2> *a, const MemRef<T, 2> *b,
     }
 }
 
+// C[i] += op(A[i]) op(B[i]) for each batch entry i, called by
+// remat-matmul-to-runtime for train.batch_matmul.
+template <typename T>
+void batchMatmul(int32_t ta, int32_t tb, MemRef<T, 3> *a, MemRef<T, 3> *b,
+                 MemRef<T, 3> *c,
+                 void (*one)(int32_t, int32_t, MemRef<T, 2> *, MemRef<T, 2> *,
+                             MemRef<T, 2> *)) {
+  auto slice = [](MemRef<T, 3> *m, int64_t i) {
+    MemRef<T, 2> s;
+    s.allocated = m->allocated;
+    s.aligned = m->aligned;
+    s.offset = m->offset + i * m->strides[0];
+    s.sizes[0] = m->sizes[1];
+    s.sizes[1] = m->sizes[2];
+    s.strides[0] = m->strides[1];
+    s.strides[1] = m->strides[2];
+    return s;
+  };
+  for (int64_t i = 0; i < c->sizes[0]; ++i) {
+    MemRef<T, 2> sa = slice(a, i), sb = slice(b, i), sc = slice(c, i);
+    one(ta, tb, &sa, &sb, &sc);
+  }
+}
+
 #ifdef REMAT_HAVE_CBLAS
 template <typename T> bool rowMajor(const MemRef<T, 2> *m) {
   return m->strides[1] == 1 &&
@@ -189,6 +213,20 @@ void _mlir_ciface_remat_rt_matmul_f64(int32_t ta, int32_t tb,
   }
 #endif
   matmulLoops(ta, tb, a, b, c);
+}
+
+void _mlir_ciface_remat_rt_batch_matmul_f32(int32_t ta, int32_t tb,
+                                            MemRef<float, 3> *a,
+                                            MemRef<float, 3> *b,
+                                            MemRef<float, 3> *c) {
+  batchMatmul(ta, tb, a, b, c, _mlir_ciface_remat_rt_matmul_f32);
+}
+
+void _mlir_ciface_remat_rt_batch_matmul_f64(int32_t ta, int32_t tb,
+                                            MemRef<double, 3> *a,
+                                            MemRef<double, 3> *b,
+                                            MemRef<double, 3> *c) {
+  batchMatmul(ta, tb, a, b, c, _mlir_ciface_remat_rt_matmul_f64);
 }
 
 } // extern "C"

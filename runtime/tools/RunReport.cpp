@@ -181,6 +181,9 @@ void remat::run::writeProfile(const Step &step, const Options &opts,
     int64_t n = remat_rt_profile_read(static_cast<int32_t>(id), nullptr, 0);
     std::vector<double> ns(n);
     remat_rt_profile_read(static_cast<int32_t>(id), ns.data(), n);
+    // An op that never ran has no time to report.
+    if (!n)
+      continue;
     Timed t{id, static_cast<double>(n) / steps, medianOf(ns)};
     totalNs += t.calls * t.ns;
     timed.push_back(t);
@@ -198,9 +201,10 @@ void remat::run::writeProfile(const Step &step, const Options &opts,
     const ProfileOp &op = m.profileOps[t.id];
     std::snprintf(buf, sizeof(buf), ", \"calls\": %.6g, \"ns\": %.6g}", t.calls,
                   t.ns);
-    out += (t.id ? ",\n    " : "\n    ") + std::string("{\"op\": \"") +
-           jsonEscape(op.op) + "\", \"loc\": \"" + jsonEscape(op.loc) +
-           "\", \"types\": \"" + jsonEscape(op.types) + "\"" + buf;
+    out += (&t != timed.data() ? ",\n    " : "\n    ") +
+           std::string("{\"op\": \"") + jsonEscape(op.op) + "\", \"loc\": \"" +
+           jsonEscape(op.loc) + "\", \"types\": \"" + jsonEscape(op.types) +
+           "\"" + buf;
   }
   out += "\n  ]\n}\n";
   std::ofstream file(opts.profile);

@@ -4,6 +4,7 @@
 // flags read from the indexing maps, and that other forms stay.
 
 // CHECK-DAG: func.func private @remat_rt_matmul_f32(i32, i32, memref<?x?xf32>, memref<?x?xf32>, memref<?x?xf32>) attributes {llvm.emit_c_interface}
+// CHECK-DAG: func.func private @remat_rt_batch_matmul_f32(i32, i32, memref<?x?x?xf32>, memref<?x?x?xf32>, memref<?x?x?xf32>) attributes {llvm.emit_c_interface}
 // CHECK-DAG: func.func private @remat_rt_matmul_f64(i32, i32, memref<?x?xf64>, memref<?x?xf64>, memref<?x?xf64>) attributes {llvm.emit_c_interface}
 
 // CHECK-LABEL: func.func @plain
@@ -41,4 +42,37 @@ func.func @transposed(%a: memref<4x8xf64>, %b: memref<4x2xf64>, %c: memref<8x2xf
 func.func @tensors(%a: tensor<8x4xf32>, %b: tensor<4x2xf32>, %c: tensor<8x2xf32>) -> tensor<8x2xf32> {
   %r = linalg.matmul ins(%a, %b : tensor<8x4xf32>, tensor<4x2xf32>) outs(%c : tensor<8x2xf32>) -> tensor<8x2xf32>
   return %r : tensor<8x2xf32>
+}
+
+// Batched products (train.batch_matmul's generic) call the batched entry
+// with the transpose flags of their maps; a generic that is not one (here
+// with a max body) stays.
+// CHECK-LABEL: func.func @batched
+// CHECK: %[[F:.+]] = arith.constant 0 : i32
+// CHECK: %[[T:.+]] = arith.constant 1 : i32
+// CHECK: call @remat_rt_batch_matmul_f32(%[[F]], %[[T]],
+// CHECK: linalg.generic
+// CHECK-NOT: call @remat_rt_batch_matmul_f32
+// CHECK: return
+#bq = affine_map<(b, m, n, k) -> (b, m, k)>
+#bkT = affine_map<(b, m, n, k) -> (b, n, k)>
+#bo = affine_map<(b, m, n, k) -> (b, m, n)>
+func.func @batched(%q: memref<2x8x4xf32>, %k: memref<2x6x4xf32>, %s: memref<2x8x6xf32>) {
+  linalg.generic {indexing_maps = [#bq, #bkT, #bo],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : memref<2x8x4xf32>, memref<2x6x4xf32>) outs(%s : memref<2x8x6xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %p : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#bq, #bkT, #bo],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : memref<2x8x4xf32>, memref<2x6x4xf32>) outs(%s : memref<2x8x6xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %r = arith.maximumf %c, %p : f32
+    linalg.yield %r : f32
+  }
+  return
 }

@@ -42,13 +42,16 @@ def RematDropDonatedResults : Pass<"remat-drop-donated-results", "ModuleOp"> {
 }
 
 def RematMatmulToRuntime : Pass<"remat-matmul-to-runtime", "func::FuncOp"> {
-  let summary = "Replaces linalg.matmul on memrefs by a call into the runtime";
+  let summary = "Replaces matrix products on memrefs by calls into the runtime";
   let description = [{
     Calls `remat_rt_matmul_f32` / `remat_rt_matmul_f64` (C interface,
     `C += op(A) op(B)`), which the runtime implements with an optimized BLAS
     when one was found at build time. Transposed operands (from
     `linalg.matmul` indexing maps) become BLAS transpose flags, so no
-    transposed copy is allocated.
+    transposed copy is allocated. Batched products (the `linalg.generic`
+    `train.batch_matmul` lowers to: loops batch, m, n parallel and k a
+    reduction, body `out + lhs * rhs`) call `remat_rt_batch_matmul_f32` /
+    `_f64` the same way, one BLAS product per batch entry.
   }];
   let dependentDialects = ["::mlir::func::FuncDialect",
                            "::mlir::memref::MemRefDialect",
