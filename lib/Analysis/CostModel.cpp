@@ -171,6 +171,19 @@ double CostModel::measured(Operation *op) const {
   return it != byTypes.end() ? it->second : -1;
 }
 
+/// The text of `path`, or none with `error` naming it as `what`.
+static std::optional<std::unique_ptr<llvm::MemoryBuffer>>
+readFile(StringRef path, StringRef what, std::string &error) {
+  auto file = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  if (!file) {
+    error = ("cannot read " + what + " '" + path +
+             "': " + file.getError().message())
+                .str();
+    return std::nullopt;
+  }
+  return std::move(*file);
+}
+
 FailureOr<CostModel> CostModel::get(StringRef kind, StringRef descPath,
                                     StringRef targetName, StringRef profilePath,
                                     std::string &error) {
@@ -190,15 +203,9 @@ FailureOr<CostModel> CostModel::get(StringRef kind, StringRef descPath,
         get("roofline", descPath, targetName, "", error);
     if (failed(model))
       return failure();
-    auto file = llvm::MemoryBuffer::getFile(profilePath, /*IsText=*/true);
-    if (!file) {
-      error = ("cannot read profile '" + profilePath +
-               "': " + file.getError().message())
-                  .str();
-      return failure();
-    }
-    if (failed(model->addProfile((*file)->getBuffer(), profilePath, targetName,
-                                 error)))
+    auto file = readFile(profilePath, "profile", error);
+    if (!file || failed(model->addProfile((*file)->getBuffer(), profilePath,
+                                          targetName, error)))
       return failure();
     return model;
   }
@@ -219,13 +226,9 @@ FailureOr<CostModel> CostModel::get(StringRef kind, StringRef descPath,
                 .str();
     return failure();
   }
-  auto file = llvm::MemoryBuffer::getFile(descPath, /*IsText=*/true);
-  if (!file) {
-    error = ("cannot read target description '" + descPath +
-             "': " + file.getError().message())
-                .str();
+  auto file = readFile(descPath, "target description", error);
+  if (!file)
     return failure();
-  }
   FailureOr<TargetDesc> t = parseTarget((*file)->getBuffer(), descPath, error);
   if (failed(t))
     return failure();
