@@ -8,7 +8,11 @@ and Remat's build of the same exported model (remat-run with
 OPENBLAS_NUM_THREADS=N and REMAT_NUM_THREADS=N, the exported weights and
 data), at each thread count, in interleaved rounds; each figure is the
 fastest step of a run after the first (the least disturbed), median of the
-rounds, and the spread is half the range of PyTorch's rounds. Then Remat's
+rounds, and the spread is half the range of PyTorch's rounds. Remat's
+build runs once per --layouts value (--cpu-conv-layout: plain, the
+default, and blocked, oneDNN's faster layouts with operand copies in the
+convolutions' workspace; the same build for models without
+convolutions). Then Remat's
 time by op kind, from a profiling build (remat-compile --profile-ops,
 remat-run --profile, one thread): the kinds that take most of the step.
 
@@ -16,7 +20,7 @@ Models: the zoo at bench/arena.py's shapes (zoo_*), and at the sizes of
 bench/torch-side-by-side.py (gpt, gpt512, resnet18, mobilenet_v2, ...).
 
 usage: bench/cpu-speed.py [--models zoo_gpt,resnet18,...] [--threads 1,2]
-       [--rounds 3] [--min-ms 300] [--build build]
+       [--layouts plain,blocked] [--rounds 3] [--min-ms 300] [--build build]
 """
 
 import argparse
@@ -94,6 +98,7 @@ def main():
     p.add_argument("--models", default="zoo_mlp,zoo_small_resnet,zoo_gpt,"
                    "zoo_transformer_encoder,gpt,resnet18,mobilenet_v2")
     p.add_argument("--threads", default="1,2")
+    p.add_argument("--layouts", default="plain,blocked")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--min-ms", type=float, default=300)
     p.add_argument("--build", default=str(ROOT / "build"))
@@ -103,9 +108,12 @@ def main():
     if unknown:
         p.error(f"unknown model(s) {', '.join(unknown)}; known: "
                 f"{', '.join(models)}")
-    print("| model | threads | PyTorch ms (spread) | Remat ms | Remat / PyTorch "
-          "| Remat's time by op kind (1 thread) |")
-    print("|---|---|---|---|---|---|")
+    layouts = a.layouts.split(",")
+    print("| model | threads | PyTorch ms (spread) | "
+          + " | ".join(f"Remat ms ({l}) | Remat / PyTorch ({l})"
+                       for l in layouts)
+          + " | Remat's time by op kind (1 thread) |")
+    print("|---|---|---|" + "---|---|" * len(layouts) + "---|")
     with tempfile.TemporaryDirectory(prefix="remat-cpu-speed.") as tmp:
         for name in a.models.split(","):
             builder, shape, vocab = models[name]
@@ -114,28 +122,38 @@ def main():
             x, y = side.make_data(shape, vocab, module)
             out = pathlib.Path(tmp) / name
             remat_export.export_to(module, x, y, "cross_entropy", str(out))
-            for tag, flags in (("step", []), ("profiled", ["--profile-ops"])):
+            builds = [(f"step-{l}", [f"--cpu-conv-layout={l}"])
+                      for l in layouts]
+            for tag, flags in builds + [("profiled", ["--profile-ops"])]:
                 subprocess.run([f"{a.build}/bin/remat-compile",
                                 str(out / "model.mlir"), "-o",
                                 str(out / f"{tag}.so"), *flags],
                                check=True, capture_output=True)
-            first = remat_steps(a.build, out / "step.json", out, 2, 1)[-1]
+            first = remat_steps(a.build, out / f"step-{layouts[0]}.json", out,
+                                2, 1)[-1]
             steps = max(3, 1 + math.ceil(a.min_ms / max(first, 1e-3)))
             remat_steps(a.build, out / "profiled.json", out, steps, 1,
                         [f"--profile={out / 'profile.json'}"])
             kinds = by_kind(json.load(open(out / "profile.json")))
             breakdown = ", ".join(f"{k} {100 * s:.0f}%" for k, s in kinds[:5])
             for n in threads:
-                t_torch, t_remat = [], []
+                t_torch, t_remat = [], {l: [] for l in layouts}
                 for _ in range(a.rounds):
                     t_torch.append(min(torch_steps(module, x, y, steps, n)[1:]))
-                    t_remat.append(min(remat_steps(a.build, out / "step.json",
-                                                   out, steps, n)[1:]))
-                pt, rm = statistics.median(t_torch), statistics.median(t_remat)
+                    for l in layouts:
+                        t_remat[l].append(min(remat_steps(
+                            a.build, out / f"step-{l}.json", out, steps,
+                            n)[1:]))
+                pt = statistics.median(t_torch)
                 spread = (max(t_torch) - min(t_torch)) / pt
-                print(f"| {name} | {n} | {pt:.1f} (±{50 * spread:.0f}%) "
-                      f"| {rm:.1f} | {rm / pt:.2f}x | "
-                      f"{breakdown if n == threads[0] else ''} |", flush=True)
+                cells = []
+                for l in layouts:
+                    rm = statistics.median(t_remat[l])
+                    cells.append(f"{rm:.1f} | {rm / pt:.2f}x")
+                print(f"| {name} | {n} | {pt:.1f} (±{50 * spread:.0f}%) | "
+                      + " | ".join(cells)
+                      + f" | {breakdown if n == threads[0] else ''} |",
+                      flush=True)
 
 
 if __name__ == "__main__":

@@ -34,6 +34,10 @@ if all(os.access(os.path.join(cuda_root, "bin", t), os.X_OK)
 if os.path.exists(os.path.join(cuda_root, "lib64", "stubs", "libcuda.so")):
     config.available_features.add("cuda-stub")
 
+# The oneDNN convolution tests need the runtime built with it.
+if getattr(config, "remat_have_onednn", False):
+    config.available_features.add("onednn")
+
 # GPU execution tests need a CUDA driver; everything else runs anywhere.
 if shutil.which("nvidia-smi") and os.path.exists("/dev/nvidia0"):
     config.available_features.add("cuda-gpu")

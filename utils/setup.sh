@@ -5,7 +5,7 @@
 set -euo pipefail
 
 packages=(cmake ninja-build g++ python3 llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
-          libopenblas-dev libgtest-dev coinor-libcbc-dev libboost-dev pkg-config)
+          libopenblas-dev libdnnl-dev libgtest-dev coinor-libcbc-dev libboost-dev pkg-config)
 # The PyTorch exporter's and the Python API's tests (pytest), the digits
 # example (scikit-learn's bundled data, matplotlib) and the side-by-side
 # bench need PyTorch (about 1 GB); the demo does not.

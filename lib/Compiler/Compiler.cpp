@@ -10,6 +10,7 @@
 
 #include "Internal.h"
 #include "remat/Analysis/MemoryModel.h"
+#include "remat/Conversion/Passes.h"
 #include "remat/Dialect/Train/IR/TrainDialect.h"
 #include "remat/Remat/GraphIO.h"
 #include "remat/Target/Target.h"
@@ -106,6 +107,9 @@ LogicalResult mlir::remat::verifyCompileOptions(const CompileOptions &o,
   bool deviceStage =
       o.stopAfter == CompileStage::GPU || o.stopAfter == CompileStage::NVVM ||
       o.stopAfter == CompileStage::PTX || o.stopAfter == CompileStage::Cubin;
+  if (o.cpuConvLayout != "blocked" && o.cpuConvLayout != "plain")
+    return fail("unknown --cpu-conv-layout '" + o.cpuConvLayout +
+                "'; expected: plain, blocked");
   if (o.profileOps && o.target != "cpu")
     return fail("--profile-ops times ops on the CPU target; for CUDA, "
                 "remat-run --profile-kernels times each kernel");
@@ -317,8 +321,9 @@ static LogicalResult lowerForCUDA(StageRunner &stages, ModuleOp module,
 static LogicalResult lowerForCPU(StageRunner &stages, ModuleOp module,
                                  const CompileOptions &o, CompiledStep &step,
                                  ArenaCheck &arena) {
+  bool convKernels = o.cpuConvKernels && !o.gpuMappingOnHost;
   if (failed(stages.run("bufferize", [&](OpPassManager &pm) {
-        return buildBufferizationStage(pm, o.arena);
+        return buildBufferizationStage(pm, o.arena, convKernels);
       })))
     return failure();
   if ((arena.excess = recordArena(module, step.manifest, arena.limit)))
@@ -329,7 +334,7 @@ static LogicalResult lowerForCPU(StageRunner &stages, ModuleOp module,
         return failure();
       o.gpuMappingOnHost(pm);
     }
-    return buildCPUToLLVMStage(pm, o.cpuConvKernels && !o.gpuMappingOnHost);
+    return buildCPUToLLVMStage(pm, convKernels);
   });
 }
 
@@ -405,6 +410,21 @@ compileOnce(ModuleOp module, const CompileOptions &o,
         return success();
       })))
     return failure();
+  // The convolutions' library workspace enters the memory model before
+  // anything measures the step.
+  if (o.target == "cpu" && o.cpuConvKernels && o.cpuConvLibrary &&
+      !o.gpuMappingOnHost &&
+      failed(stages.run("convolution library", [&](OpPassManager &pm) {
+        RematConvLibraryOptions library;
+        library.layout = o.cpuConvLayout;
+        pm.addNestedPass<func::FuncOp>(createRematConvLibrary(library));
+        return success();
+      })))
+    return failure();
+  model->walk([&](Operation *op) {
+    if (op->hasAttr(train::kConvLayoutAttr))
+      m.convLayout = o.cpuConvLayout;
+  });
   StringRef costTarget = o.target == "cuda" ? StringRef(o.gpu.chip) : "cpu";
   FailureOr<CostModel> cost = CostModel::get(o.costModel, o.targetDesc,
                                              costTarget, o.costProfile, error);
@@ -499,10 +519,62 @@ compileOnce(ModuleOp module, const CompileOptions &o,
   return step;
 }
 
+/// compileStep without the fallback from oneDNN's convolutions.
+static FailureOr<CompiledStep>
+compileWithArena(ModuleOp module, const CompileOptions &o,
+                 function_ref<LogicalResult(PassManager &)> configure,
+                 TimingScope *timing);
+
 FailureOr<CompiledStep>
 mlir::remat::compileStep(ModuleOp module, const CompileOptions &o,
                          function_ref<LogicalResult(PassManager &)> configure,
                          TimingScope *timing) {
+  bool library = o.target == "cpu" && o.cpuConvKernels && o.cpuConvLibrary &&
+                 !o.gpuMappingOnHost && o.remat;
+  if (!library)
+    return compileWithArena(module, o, configure, timing);
+  // Under a limit, oneDNN's convolution workspace may leave no schedule
+  // that fits: then the runtime's kernels (no workspace) run them. The
+  // first attempt's diagnostics are held until it is known to stand.
+  OwningOpRef<ModuleOp> original = module.clone();
+  MLIRContext *context = module.getContext();
+  std::vector<Diagnostic> held;
+  FailureOr<CompiledStep> result = failure();
+  {
+    ScopedDiagnosticHandler hold(context, [&](Diagnostic &d) {
+      held.push_back(std::move(d));
+      return success();
+    });
+    result = compileWithArena(module, o, configure, timing);
+  }
+  bool used = false;
+  original->walk([&](Operation *op) {
+    used |= isa<train::Conv2DOp, train::Conv2DGradInputOp,
+                train::Conv2DGradWeightOp>(op);
+  });
+  if (succeeded(result) || !used) {
+    for (Diagnostic &d : held)
+      context->getDiagEngine().emit(std::move(d));
+    return result;
+  }
+  Location loc = module.getLoc();
+  for (auto func : original->getOps<func::FuncOp>())
+    if (!func.isExternal())
+      loc = func.getLoc();
+  module.getBodyRegion().takeBody(original->getBodyRegion());
+  CompileOptions kernels = o;
+  kernels.cpuConvLibrary = false;
+  result = compileWithArena(module, kernels, configure, timing);
+  if (succeeded(result))
+    emitRemark(loc, "convolutions run in the runtime's kernels: with "
+                    "oneDNN's workspace no schedule meets the limit");
+  return result;
+}
+
+static FailureOr<CompiledStep>
+compileWithArena(ModuleOp module, const CompileOptions &o,
+                 function_ref<LogicalResult(PassManager &)> configure,
+                 TimingScope *timing) {
   OwningOpRef<ModuleOp> original;
   FailureOr<func::FuncOp> model = failure();
   if (o.arena && o.remat) {

@@ -261,6 +261,17 @@ struct ConvToRuntimePass
       if (!kindAttr || !windowAttr || windowAttr.size() != 7)
         continue;
       int32_t kind = kindAttr.getInt();
+      auto workspace = info.getAs<IntegerAttr>("workspace");
+      auto layout = info.getAs<IntegerAttr>("layout");
+      // A nest handed to oneDNN must become its call: the memory plan
+      // counted the call's workspace.
+      auto refuse = [&] {
+        if (!workspace)
+          return;
+        nest.emitError("internal error: a convolution with a library "
+                       "workspace does not match its tag");
+        signalPassFailure();
+      };
       SmallVector<Value> reads, writes;
       bool other = false;
       nest.walk([&](Operation *op) {
@@ -272,43 +283,71 @@ struct ConvToRuntimePass
           other = true;
       });
       if (other || reads.size() != 2 || writes.size() != 1 || kind < 0 ||
-          kind > 2)
+          kind > 2) {
+        refuse();
         continue;
+      }
       Value operands[3] = {reads[0], reads[1], writes[0]};
       auto outType = cast<MemRefType>(writes[0].getType());
       Type element = outType.getElementType();
-      if (!element.isF32() && !element.isF64())
-        continue;
-      if (llvm::any_of(operands, [&](Value v) {
-            auto t = cast<MemRefType>(v.getType());
-            return t.getRank() != 4 || !t.getLayout().isIdentity() ||
-                   t.getElementType() != element || !t.hasStaticShape();
-          }))
-        continue;
       auto shape = [](Value v) {
         return cast<MemRefType>(v.getType()).getShape();
       };
-      if (!convShapesAgree(kind, windowAttr.asArrayRef(), shape(reads[0]),
-                           shape(reads[1]), shape(writes[0])))
+      if ((!element.isF32() && !element.isF64()) ||
+          (workspace && (!element.isF32() || !layout)) ||
+          llvm::any_of(operands,
+                       [&](Value v) {
+                         auto t = cast<MemRefType>(v.getType());
+                         return t.getRank() != 4 ||
+                                !t.getLayout().isIdentity() ||
+                                t.getElementType() != element ||
+                                !t.hasStaticShape();
+                       }) ||
+          !convShapesAgree(kind, windowAttr.asArrayRef(), shape(reads[0]),
+                           shape(reads[1]), shape(writes[0]))) {
+        refuse();
         continue;
+      }
       OpBuilder b(nest);
       Location loc = nest.getLoc();
       int64_t dyn = ShapedType::kDynamic;
       auto dynamic = MemRefType::get({dyn, dyn, dyn, dyn}, element);
-      std::string name =
-          element.isF32() ? "remat_rt_conv2d_f32" : "remat_rt_conv2d_f64";
+      std::string name = workspace         ? "remat_rt_conv2d_dnnl_f32"
+                         : element.isF32() ? "remat_rt_conv2d_f32"
+                                           : "remat_rt_conv2d_f64";
       SmallVector<Type> argTypes = {b.getI32Type()};
+      if (workspace)
+        argTypes.push_back(b.getI32Type());
       argTypes.append(7, b.getI64Type());
       argTypes.append(3, dynamic);
+      auto bytesType = MemRefType::get({dyn}, b.getI8Type());
+      if (workspace)
+        argTypes.push_back(bytesType);
       declareRuntimeFunction(module, loc, name,
                              b.getFunctionType(argTypes, {}));
       SmallVector<Value> args = {
           arith::ConstantIntOp::create(b, loc, b.getI32Type(), kind)};
+      if (workspace)
+        args.push_back(arith::ConstantIntOp::create(b, loc, b.getI32Type(),
+                                                    layout.getInt()));
       for (int64_t w : windowAttr.asArrayRef())
         args.push_back(arith::ConstantIntOp::create(b, loc, b.getI64Type(), w));
       for (Value v : operands)
         args.push_back(memref::CastOp::create(b, loc, dynamic, v));
+      // The workspace: a buffer of the step, live just around the call
+      // (nothing when the primitive needs none).
+      Value scratch;
+      if (workspace) {
+        int64_t bytes = workspace.getInt();
+        auto type = MemRefType::get({bytes}, b.getI8Type());
+        scratch = bytes > 0
+                      ? memref::AllocOp::create(b, loc, type).getResult()
+                      : memref::AllocaOp::create(b, loc, type).getResult();
+        args.push_back(memref::CastOp::create(b, loc, bytesType, scratch));
+      }
       func::CallOp::create(b, loc, name, TypeRange{}, args);
+      if (scratch && scratch.getDefiningOp<memref::AllocOp>())
+        memref::DeallocOp::create(b, loc, scratch);
       nest.erase();
     }
   }

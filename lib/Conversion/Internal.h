@@ -17,7 +17,9 @@ Value lowerNNOp(OpBuilder &b, Operation *op);
 /// On the parallel loops of a convolution's loop nest: what the nest
 /// computes, for remat-conv-to-runtime. A dictionary with `kind` (0 forward, 1 input
 /// gradient, 2 weight gradient, the runtime's numbering), `window` (i64
-/// array: stride h, w, padding h, w, dilation h, w, groups). The nest's two
+/// array: stride h, w, padding h, w, dilation h, w, groups) and, for a
+/// convolution remat-conv-library handed to oneDNN, `workspace` (i64
+/// bytes) and `layout` (i32: 1 blocked, 0 plain). The nest's two
 /// reads are, in order: input and weight (kind 0), output gradient and
 /// weight (1), input and output gradient (2).
 constexpr llvm::StringLiteral kConvAttr = "remat.conv2d";

@@ -25,9 +25,17 @@ Value NNLowering::lowerConv() {
   // Every parallel loop of the nest carries the tag: canonicalization after
   // bufferization inlines a loop of one iteration (a batch of 1), and the
   // loop left outermost must still say what the nest computes.
-  auto tag = b.getDictionaryAttr(
-      {b.getNamedAttr("kind", b.getI32IntegerAttr(kind)),
-       b.getNamedAttr("window", b.getDenseI64ArrayAttr(window))});
+  SmallVector<NamedAttribute> entries = {
+      b.getNamedAttr("kind", b.getI32IntegerAttr(kind)),
+      b.getNamedAttr("window", b.getDenseI64ArrayAttr(window))};
+  auto bytes = op->getAttrOfType<IntegerAttr>(train::kWorkspaceBytesAttr);
+  auto layout = op->getAttrOfType<StringAttr>(train::kConvLayoutAttr);
+  if (bytes && layout) {
+    entries.push_back(b.getNamedAttr("workspace", bytes));
+    entries.push_back(b.getNamedAttr(
+        "layout", b.getI32IntegerAttr(layout.getValue() == "blocked")));
+  }
+  auto tag = b.getDictionaryAttr(entries);
   for (auto loop = result.getDefiningOp<scf::ForOp>();
        loop && loop->hasAttr(kParallelLoopAttr);) {
     loop->setAttr(kConvAttr, tag);

@@ -29,7 +29,8 @@ LogicalResult mlir::remat::buildTrainToLinalgStage(OpPassManager &pm) {
 }
 
 LogicalResult mlir::remat::buildBufferizationStage(OpPassManager &pm,
-                                                   bool arena) {
+                                                   bool arena,
+                                                   bool convKernels) {
   // Identity layouts keep the step's ABI simple for the driver. No alignment
   // request: the runtime aligns every buffer itself, so the bytes requested
   // are exactly the tensor sizes the simulator counts.
@@ -48,6 +49,9 @@ LogicalResult mlir::remat::buildBufferizationStage(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(
       bufferization::createOptimizeAllocationLivenessPass());
   pm.addPass(createConvertBufferizationToMemRefPass());
+  // Before the arena plan, which places a library convolution's workspace.
+  if (convKernels)
+    pm.addNestedPass<func::FuncOp>(createRematConvToRuntime());
   if (arena)
     pm.addPass(createRematPlanArena());
   return success();

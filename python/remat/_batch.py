@@ -6,7 +6,12 @@ every batch size; each value's bytes and each op's FLOPs are affine in the
 batch (activations scale, parameters and their gradients do not). So the
 graph is exported at batches 2 and 3, checked against batch 4 (a model whose
 sizes are not affine in the batch is refused), and extrapolated to any batch;
-remat-solve then answers each batch of a doubling and bisection search.
+remat-solve then answers each batch of a doubling and bisection search. The
+one exception is an op's workspace: a library's scratch (oneDNN's, for CPU
+convolutions) depends on how the library splits the work, not linearly on
+the batch. It is extrapolated as its largest value at batches 2 to 4, and
+the search's answer is checked, and moved, on graphs exported at that batch
+and the next.
 """
 
 import json
@@ -90,12 +95,16 @@ class AffineGraph:
             raise RematError("the step's graph changes with the batch size "
                              "(other ops or edges at batch 2, 3 and 4): its "
                              "memory cannot be extrapolated")
-        self.base = g2
+        self.base = json.loads(json.dumps(g2))
         self.slope = []
-        for n2, n3, n4 in zip(g2["nodes"], g3["nodes"], g4["nodes"]):
+        for n, n2, n3, n4 in zip(self.base["nodes"], g2["nodes"], g3["nodes"],
+                                 g4["nodes"]):
             slope = {}
             for f in _SCALED:
                 a, b, c = n2.get(f, 0), n3.get(f, 0), n4.get(f, 0)
+                if f == "workspace" and c - b != b - a:
+                    n[f] = max(a, b, c)
+                    continue
                 if c - b != b - a:
                     raise RematError(
                         f"{f} of node {n2['id']} ({n2.get('name')}) is not "
@@ -163,8 +172,21 @@ def max_batch(build_model, input_for_batch, memory, solvers=SOLVERS,
     model = build_model()
     with tempfile.TemporaryDirectory(prefix="remat-batch.") as tmp:
         work = pathlib.Path(tmp)
-        graphs = [_graph_at_batch(model, input_for_batch, b, loss, dtype, work)
-                  for b in (2, 3, 4)]
-        affine = AffineGraph(*graphs)
-        return {s: _largest(lambda b: _fits(affine.at(b), memory, s, work),
-                            limit) for s in solvers}
+        exported = {}
+
+        def graph(b):
+            if b not in exported:
+                exported[b] = _graph_at_batch(model, input_for_batch, b, loss,
+                                              dtype, work)
+            return exported[b]
+        affine = AffineGraph(graph(2), graph(3), graph(4))
+        found = {}
+        for s in solvers:
+            b = _largest(lambda b: _fits(affine.at(b), memory, s, work), limit)
+            # The exported graphs have the exact workspaces.
+            while b > 0 and not _fits(graph(b), memory, s, work):
+                b -= 1
+            while b < limit and _fits(graph(b + 1), memory, s, work):
+                b += 1
+            found[s] = b
+        return found

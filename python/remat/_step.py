@@ -566,6 +566,10 @@ class Step:
         planned = ("--memory-limit", "--solver", "--search-seconds")
         base = [f for f in flags if not f.startswith(planned)]
         m = self.manifest
+        # The convolutions the step runs (a limit oneDNN's workspace left
+        # no schedule for falls back to the runtime's kernels).
+        if m["target"] == "cpu" and not m.get("conv_layout"):
+            base.append("--cpu-conv-library=false")
         extra = [f for f in flags if f.startswith("--search-seconds")]
         return _plot.plot(mlir, base, m.get("memory_limit_bytes"),
                           (m.get("solver") or "auto"), path,

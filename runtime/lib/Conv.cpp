@@ -21,6 +21,7 @@
 #include "remat/Runtime.h"
 
 #include "MemRef.h"
+#include "remat/ConvLibrary.h"
 
 #include <algorithm>
 #include <array>
@@ -346,13 +347,7 @@ std::atomic<int> threadSetting{0};
 int threadCount() {
   if (int set = threadSetting.load(); set > 0)
     return set;
-  static const int fromEnvironment = [] {
-    if (const char *env = std::getenv("REMAT_NUM_THREADS"))
-      if (int v = std::atoi(env); v > 0)
-        return v;
-    return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  }();
-  return fromEnvironment;
+  return remat::defaultConvThreads();
 }
 
 /// Below this many multiply-adds a kernel runs on the calling thread alone:
@@ -538,6 +533,37 @@ void runDescriptors(int32_t kind, const int64_t window[7],
   run(kind, window, a->aligned + a->offset, a->sizes, b->aligned + b->offset,
       b->sizes, out->aligned + out->offset, out->sizes);
 }
+/// A f32 convolution through oneDNN in the step's planned workspace; where
+/// oneDNN's primitive needs more than the build planned (a step compiled for
+/// more threads or another machine), the kernels above, with a warning.
+void runLibrary(int32_t kind, int32_t layout, const int64_t window[7],
+                const MemRef<float, 4> *a, const MemRef<float, 4> *b,
+                MemRef<float, 4> *out, const MemRef<int8_t, 1> *workspace) {
+  if (!contiguous(a) || !contiguous(b) || !contiguous(out))
+    fail("operands must be contiguous");
+  remat::ConvDesc d{kind, {}, {}, {}, {}, remat::ConvLayout(layout != 0)};
+  std::copy(window, window + 7, d.window);
+  std::copy(a->sizes, a->sizes + 4, d.a);
+  std::copy(b->sizes, b->sizes + 4, d.b);
+  std::copy(out->sizes, out->sizes + 4, d.out);
+  // The operands' shapes are checked as for the kernels.
+  geometry(kind, window, d.a, d.b, d.out);
+  const float *pa = a->aligned + a->offset, *pb = b->aligned + b->offset;
+  float *po = out->aligned + out->offset;
+  if (remat::runConvLibrary(d, threadCount(), pa, pb, po,
+                            workspace->aligned + workspace->offset,
+                            workspace->sizes[0]))
+    return;
+  static std::atomic<bool> warned{false};
+  if (!warned.exchange(true))
+    std::fprintf(stderr,
+                 "remat-run: warning: oneDNN needs more convolution "
+                 "workspace at %d threads than the step planned (built for "
+                 "another thread count or machine?); using the runtime's "
+                 "own kernels\n",
+                 threadCount());
+  run(kind, window, pa, d.a, pb, d.b, po, d.out);
+}
 } // namespace
 
 extern "C" {
@@ -581,6 +607,17 @@ void _mlir_ciface_remat_rt_conv2d_f64(int32_t kind, int64_t strideH,
                                       MemRef<double, 4> *out) {
   const int64_t window[7] = {strideH, strideW, padH, padW, dilH, dilW, groups};
   runDescriptors(kind, window, a, b, out);
+}
+
+// Called by remat-conv-to-runtime for convolutions remat-conv-library
+// handed to oneDNN.
+void _mlir_ciface_remat_rt_conv2d_dnnl_f32(
+    int32_t kind, int32_t layout, int64_t strideH, int64_t strideW,
+    int64_t padH, int64_t padW, int64_t dilH, int64_t dilW, int64_t groups,
+    MemRef<float, 4> *a, MemRef<float, 4> *b, MemRef<float, 4> *out,
+    MemRef<int8_t, 1> *workspace) {
+  const int64_t window[7] = {strideH, strideW, padH, padW, dilH, dilW, groups};
+  runLibrary(kind, layout, window, a, b, out, workspace);
 }
 
 } // extern "C"

@@ -217,6 +217,10 @@ bool remat::parseManifest(const std::string &text, Manifest &m,
       return false;
   }
   m.solver = r.str(root, "", "solver", false);
+  m.convLayout = r.str(root, "", "conv_layout", false);
+  if (!m.convLayout.empty() && m.convLayout != "plain" &&
+      m.convLayout != "blocked")
+    return r.fail("field 'conv_layout': expected \"plain\" or \"blocked\"");
   if (root.get("cost_model"))
     m.costModel = r.str(root, "", "cost_model");
   if (m.costModel != "flops" && m.costModel != "roofline" &&
@@ -381,6 +385,8 @@ std::string remat::printManifest(const Manifest &m) {
   w.field("predicted_cost_flops", number(m.predictedCost));
   w.field("baseline_cost_flops", number(m.baselineCost));
   w.field("cost_model", quote(m.costModel));
+  if (!m.convLayout.empty())
+    w.field("conv_layout", quote(m.convLayout));
   if (m.costModel != "flops") {
     w.field("predicted_step_ms", number(m.predictedMs));
     w.field("baseline_step_ms", number(m.baselineMs));

@@ -64,12 +64,17 @@ def test_fits_and_the_next_batch_does_not(found, solver):
         fits, g = compiles_within(b, MEMORY, solver, work)
         assert fits
         assert not compiles_within(b + 1, MEMORY, solver, work)[0]
-        # The extrapolated graph is the exported one.
+        # The extrapolated graph is the exported one, but for library
+        # workspaces (checked on exported graphs by max_batch itself).
         model = small_cnn()
         graphs = [_batch._graph_at_batch(model, shape, k, "cross_entropy",
                                          torch.float32, work)
                   for k in (2, 3, 4)]
-        assert _batch.AffineGraph(*graphs).at(b) == g
+
+        def sizes(graph):
+            return [{k: v for k, v in n.items() if k != "workspace"}
+                    for n in graph["nodes"]]
+        assert sizes(_batch.AffineGraph(*graphs).at(b)) == sizes(g)
 
 
 def test_remat_fits_a_larger_batch(found):

@@ -6,9 +6,12 @@
 // zero terms), on random geometries with strides, padding, dilation and
 // groups. The forward and input-gradient kernels must match bit for bit;
 // the weight gradient sums in another order and must match to rounding.
+// oneDNN's primitives (f32) sum in their own order: all three must agree
+// with the reference to a rounding bound on the same random geometries.
 //
 //===----------------------------------------------------------------------===//
 
+#include "remat/ConvLibrary.h"
 #include "remat/Runtime.h"
 
 #include "gtest/gtest.h"
@@ -255,6 +258,139 @@ TEST(Conv, MatchesTheLoopNestOnModelLayers) {
     checkCase<float>(k, rng);
     if (HasFatalFailure())
       return;
+  }
+}
+/// One oneDNN convolution into `out`, in a workspace of the size the
+/// compiler would plan (poisoned, so that nothing reads it before writing).
+bool library(int32_t kind, const Case &k, const std::vector<float> &a,
+             const std::vector<int64_t> &aShape, const std::vector<float> &b,
+             const std::vector<int64_t> &bShape, std::vector<float> &out,
+             const std::vector<int64_t> &outShape, int threads) {
+  remat::ConvDesc d{
+      kind,
+      {k.strideH, k.strideW, k.padH, k.padW, k.dilH, k.dilW, k.groups},
+      {},
+      {},
+      {}};
+  std::copy(aShape.begin(), aShape.end(), d.a);
+  std::copy(bShape.begin(), bShape.end(), d.b);
+  std::copy(outShape.begin(), outShape.end(), d.out);
+  int64_t bytes = remat::convLibraryWorkspace(d, threads);
+  EXPECT_GE(bytes, 0) << "kind " << kind;
+  std::vector<float> workspace(bytes / sizeof(float) + 1, 7.0f);
+  // A workspace one byte short is refused without touching the output.
+  if (bytes > 0) {
+    std::vector<float> before = out;
+    EXPECT_FALSE(remat::runConvLibrary(d, threads, a.data(), b.data(),
+                                       out.data(), workspace.data(),
+                                       bytes - 1));
+    EXPECT_EQ(out, before);
+  }
+  return remat::runConvLibrary(d, threads, a.data(), b.data(), out.data(),
+                               workspace.data(), bytes);
+}
+
+/// Each oneDNN result against the reference: within a few roundings of the
+/// sum of its terms' magnitudes.
+void checkLibraryCase(const Case &k, std::mt19937 &rng, int threads) {
+  SCOPED_TRACE(testing::Message()
+               << "n" << k.n << " c" << k.c << " " << k.h << "x" << k.w << " f"
+               << k.f << " k" << k.kh << "x" << k.kw << " s" << k.strideH << ","
+               << k.strideW << " p" << k.padH << "," << k.padW << " d" << k.dilH
+               << "," << k.dilW << " g" << k.groups << " threads " << threads);
+  std::vector<int64_t> xs = {k.n, k.c, k.h, k.w},
+                       ws = {k.f, k.cg(), k.kh, k.kw},
+                       ys = {k.n, k.f, k.oh(), k.ow()};
+  std::vector<float> x = random<float>(k.n * k.c * k.h * k.w, rng),
+                     w = random<float>(k.f * k.cg() * k.kh * k.kw, rng),
+                     dy = random<float>(k.n * k.f * k.oh() * k.ow(), rng);
+  std::vector<float> y(dy.size(), 7.0f), dx(x.size(), 7.0f), dw(w.size(), 7.0f);
+  ASSERT_TRUE(library(0, k, x, xs, w, ws, y, ys, threads));
+  ASSERT_TRUE(library(1, k, dy, ys, w, ws, dx, xs, threads));
+  ASSERT_TRUE(library(2, k, x, xs, dy, ys, dw, ws, threads));
+  // The references in double, and the same sums over |terms| for bounds.
+  std::vector<double> xd(x.begin(), x.end()), wd(w.begin(), w.end()),
+      dyd(dy.begin(), dy.end());
+  std::vector<double> yRef = refForward(k, xd, wd),
+                      dxRef = refGradInput(k, dyd, wd);
+  std::vector<double> absX(xd.size()), absW(wd.size()), absDy(dyd.size());
+  for (size_t i = 0; i < xd.size(); ++i)
+    absX[i] = std::fabs(xd[i]);
+  for (size_t i = 0; i < wd.size(); ++i)
+    absW[i] = std::fabs(wd[i]);
+  for (size_t i = 0; i < dyd.size(); ++i)
+    absDy[i] = std::fabs(dyd[i]);
+  std::vector<double> yMag = refForward(k, absX, absW),
+                      dxMag = refGradInput(k, absDy, absW);
+  constexpr double eps = 1e-6;
+  for (size_t i = 0; i < y.size(); ++i)
+    ASSERT_NEAR(y[i], yRef[i], eps * (yMag[i] + 1e-30) * 4)
+        << "forward, element " << i;
+  for (size_t i = 0; i < dx.size(); ++i)
+    ASSERT_NEAR(dx[i], dxRef[i], eps * (dxMag[i] + 1e-30) * 4)
+        << "input gradient, element " << i;
+  auto [dwRef, mag] = refGradWeight(k, x, dy);
+  for (size_t i = 0; i < dw.size(); ++i)
+    ASSERT_NEAR(dw[i], dwRef[i], eps * (mag[i] + 1e-30) * 4)
+        << "weight gradient, element " << i;
+}
+
+TEST(ConvLibrary, MatchesTheReferenceOnRandomGeometries) {
+  if (!remat::haveConvLibrary())
+    GTEST_SKIP() << "the runtime was built without oneDNN";
+  std::mt19937 rng(2468);
+  std::uniform_int_distribution<int64_t> small(1, 3), size(1, 11);
+  int checked = 0;
+  while (checked < 150) {
+    Case k;
+    k.groups = small(rng);
+    k.n = small(rng);
+    k.c = k.groups * small(rng);
+    k.f = k.groups * small(rng);
+    k.h = size(rng), k.w = size(rng);
+    k.kh = small(rng), k.kw = small(rng);
+    k.strideH = small(rng), k.strideW = small(rng);
+    k.padH = small(rng) - 1, k.padW = small(rng) - 1;
+    k.dilH = small(rng), k.dilW = small(rng);
+    if (k.oh() < 1 || k.ow() < 1 ||
+        k.h + 2 * k.padH < k.dilH * (k.kh - 1) + 1 ||
+        k.w + 2 * k.padW < k.dilW * (k.kw - 1) + 1)
+      continue;
+    checkLibraryCase(k, rng, 1 + checked % 2);
+    if (HasFatalFailure())
+      return;
+    ++checked;
+  }
+}
+
+// Model layers (blocked layouts and their reorders), and the same bits on
+// a second run of the same primitive: a recomputed convolution must
+// reproduce its first result.
+TEST(ConvLibrary, MatchesTheReferenceOnModelLayersAndRepeats) {
+  if (!remat::haveConvLibrary())
+    GTEST_SKIP() << "the runtime was built without oneDNN";
+  std::mt19937 rng(8);
+  const Case cases[] = {
+      {2, 16, 32, 32, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1},
+      {2, 16, 32, 32, 32, 3, 3, 2, 2, 1, 1, 1, 1, 1},
+      {2, 16, 32, 32, 32, 1, 1, 2, 2, 0, 0, 1, 1, 1},
+      {2, 32, 16, 16, 32, 3, 3, 1, 1, 1, 1, 1, 1, 32},
+      {1, 3, 40, 40, 8, 7, 7, 2, 2, 3, 3, 1, 1, 1},
+      {1, 8, 24, 24, 8, 3, 3, 1, 1, 2, 2, 2, 2, 2},
+  };
+  for (const Case &k : cases) {
+    checkLibraryCase(k, rng, 2);
+    if (HasFatalFailure())
+      return;
+    std::vector<int64_t> xs = {k.n, k.c, k.h, k.w},
+                         ws = {k.f, k.cg(), k.kh, k.kw},
+                         ys = {k.n, k.f, k.oh(), k.ow()};
+    std::vector<float> x = random<float>(k.n * k.c * k.h * k.w, rng),
+                       dy = random<float>(k.n * k.f * k.oh() * k.ow(), rng);
+    std::vector<float> first(k.f * k.cg() * k.kh * k.kw), again(first.size());
+    ASSERT_TRUE(library(2, k, x, xs, dy, ys, first, ws, 2));
+    ASSERT_TRUE(library(2, k, x, xs, dy, ys, again, ws, 2));
+    EXPECT_EQ(first, again);
   }
 }
 } // namespace

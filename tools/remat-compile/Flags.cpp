@@ -36,6 +36,16 @@ static auto testGPUMapping = flag<bool>(
 static auto cpuConvKernels = flag<bool>(
     "cpu-conv-kernels", "CPU: convolutions through the runtime's kernels",
     cl::init(true));
+static auto cpuConvLibrary = flag<bool>(
+    "cpu-conv-library",
+    "CPU: f32 convolutions through oneDNN (else the runtime's own kernels)",
+    cl::init(true));
+static auto cpuConvLayout = flag<std::string>(
+    "cpu-conv-layout",
+    "CPU: oneDNN's operand layouts: plain (the step's buffers, a workspace "
+    "of scratch only; depthwise through the runtime's kernels) or blocked "
+    "(faster; copies of the operands in each convolution's workspace)",
+    cl::init("plain"));
 static auto costModel = flag<std::string>(
     "cost-model",
     "Price of recomputing an op: flops (default), roofline (time on the "
@@ -121,6 +131,8 @@ LogicalResult tools::optionsFromFlags(CompileOptions &o, std::string &error) {
   o.gpu.mapping.registerTile = registerTile;
   o.cudaPath = cudaPath;
   o.cpuConvKernels = cpuConvKernels;
+  o.cpuConvLibrary = cpuConvLibrary;
+  o.cpuConvLayout = cpuConvLayout;
   if (memoryPlan != "malloc" && memoryPlan != "arena") {
     error = "--memory-plan must be 'malloc' or 'arena', got '" +
             memoryPlan.getValue() + "'";

@@ -61,6 +61,14 @@ struct CompileOptions {
   std::string cudaPath;
   /// CPU: convolutions through the runtime's kernels (else loop nests).
   bool cpuConvKernels = true;
+  /// CPU: f32 convolutions through oneDNN, where the runtime has it
+  /// (remat-conv-library), the others through the runtime's kernels.
+  bool cpuConvLibrary = true;
+  /// Their layouts (remat-conv-library): "plain" (workspace of scratch
+  /// only) or "blocked" (faster, copies of the operands in the workspace).
+  /// Not tied to the memory limit: builds with and without remat run the
+  /// same kernels and give the same bits.
+  std::string cpuConvLayout = "plain";
   /// What prices recomputation: "flops", "roofline" (on the target's
   /// built-in description, or `targetDesc`, a JSON file) or "profile" (the
   /// op times in `costProfile`, from remat-run --profile, which implies it).

@@ -58,6 +58,38 @@ def RematMatmulToRuntime : Pass<"remat-matmul-to-runtime", "func::FuncOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def RematConvLibrary : Pass<"remat-conv-library", "func::FuncOp"> {
+  let summary = "Hands f32 convolutions to oneDNN, with the workspace each needs";
+  let description = [{
+    The CPU target's choice of convolution code, made on the train step
+    before remat so that the solver sees its memory. An f32 `train.conv2d`,
+    `train.conv2d_grad_input` or `train.conv2d_grad_weight` handed to
+    oneDNN gets `remat.conv_layout` (`"blocked"` or `"plain"`) and
+    `remat.workspace_bytes`: the bytes that primitive needs at `threads`
+    threads. The op reports them as its workspace (held while it computes),
+    the lowering tags its loop nest with both, and `remat-conv-to-runtime`
+    allocates the workspace as a buffer of the step and calls
+    `remat_rt_conv2d_dnnl_f32`.
+
+    `layout=blocked` (fastest) lets oneDNN pick blocked layouts, with
+    copies of the three operands in the workspace. `layout=plain` keeps the
+    step's NCHW buffers, so the workspace is oneDNN's scratch only; there, a
+    depthwise convolution (one input channel per group), which oneDNN runs
+    several times slower in plain layouts than the runtime's kernels do,
+    and a convolution whose scratch would exceed its result keep the
+    runtime's kernels. So do f64 convolutions, and all of them when the
+    runtime has no oneDNN: no attributes.
+  }];
+  let options = [
+    Option<"threads", "threads", "int", /*default=*/"0",
+           "Threads the step will run convolutions on (0: REMAT_NUM_THREADS, "
+           "else the machine's hardware threads, as the runtime)">,
+    Option<"layout", "layout", "std::string", /*default=*/"\"blocked\"",
+           "blocked (oneDNN's fastest layouts, operand copies in the "
+           "workspace) or plain (the step's buffers; scratch only)">
+  ];
+}
+
 def RematConvToRuntime : Pass<"remat-conv-to-runtime", "func::FuncOp"> {
   let summary = "Replaces convolution loop nests on memrefs by runtime calls";
   let description = [{
@@ -70,7 +102,11 @@ def RematConvToRuntime : Pass<"remat-conv-to-runtime", "func::FuncOp"> {
     add each output's terms in the nest's order (the weight gradient aside).
     A nest whose operands are not what the tag promises (two reads and one
     write of identity-layout rank-4 memrefs whose shapes agree with the
-    window) stays as it is.
+    window) stays as it is. A nest whose tag carries a workspace (see
+    `remat-conv-library`) becomes a call to `remat_rt_conv2d_dnnl_f32` with
+    a buffer of that many bytes allocated right before it and freed right
+    after (run it before `remat-plan-arena` so that the plan places it);
+    such a nest must match.
   }];
   let dependentDialects = ["::mlir::func::FuncDialect",
                            "::mlir::memref::MemRefDialect",

@@ -17,8 +17,10 @@ namespace mlir::remat {
 /// train -> linalg on tensors.
 LogicalResult buildTrainToLinalgStage(OpPassManager &pm);
 /// linalg on tensors -> memrefs with allocations and frees at last use.
-/// With `arena`, ends with remat-plan-arena.
-LogicalResult buildBufferizationStage(OpPassManager &pm, bool arena = false);
+/// With `convKernels`, convolutions become runtime calls (and their library
+/// workspace a buffer) before; with `arena`, ends with remat-plan-arena.
+LogicalResult buildBufferizationStage(OpPassManager &pm, bool arena = false,
+                                      bool convKernels = false);
 /// memrefs -> LLVM dialect for the CPU (matmul through the runtime's BLAS,
 /// convolutions through its kernels unless `convKernels` is false).
 LogicalResult buildCPUToLLVMStage(OpPassManager &pm, bool convKernels = true);

@@ -59,7 +59,9 @@ int remat_rt_num_threads(void);
 /// `kind` 0: out = conv(a = input, b = weight); 1: out = the input gradient
 /// from a = output gradient, b = weight; 2: out = the weight gradient from
 /// a = input, b = output gradient. `out` is overwritten; no tensor memory
-/// is allocated (a few KB of scratch, not counted).
+/// is allocated (a few KB of scratch, not counted). These are the f64
+/// path, and f32's where remat-conv-library did not pick oneDNN
+/// (remat_rt_conv2d_dnnl_f32 in Conv.cpp, see remat/ConvLibrary.h).
 void remat_rt_conv2d_f32(int32_t kind, const int64_t window[7], const float *a,
                          const int64_t aShape[4], const float *b,
                          const int64_t bShape[4], float *out,

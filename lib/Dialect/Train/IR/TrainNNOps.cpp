@@ -835,6 +835,20 @@ int64_t Conv2DGradWeightOp::getFlops() {
   return convFlops(getGrad(), getResult());
 }
 
+// The library that runs a convolution may need scratch: whatever the
+// target recorded on the op.
+static int64_t libraryWorkspace(Operation *op) {
+  auto bytes = op->getAttrOfType<IntegerAttr>(kWorkspaceBytesAttr);
+  return bytes ? std::max<int64_t>(bytes.getInt(), 0) : 0;
+}
+int64_t Conv2DOp::getWorkspaceBytes() { return libraryWorkspace(*this); }
+int64_t Conv2DGradInputOp::getWorkspaceBytes() {
+  return libraryWorkspace(*this);
+}
+int64_t Conv2DGradWeightOp::getWorkspaceBytes() {
+  return libraryWorkspace(*this);
+}
+
 LogicalResult Conv2DOp::buildAdjoint(OpBuilder &b, Value dy,
                                      SmallVectorImpl<Value> &grads) {
   Location loc = getLoc();

@@ -46,14 +46,17 @@ def Train_BatchMatmulOp
   }];
   let hasVerifier = 1;
 }
-def Train_Conv2DOp : Train_ComputeOp<"conv2d", [], ["isContraction"]> {
+def Train_Conv2DOp : Train_ComputeOp<"conv2d", [],
+                                     ["isContraction", "getWorkspaceBytes"]> {
   let summary = "2-D convolution (cross-correlation), NCHW";
   let description = [{
     Input `[N, C, H, W]`, weight `[F, C / groups, KH, KW]`, result
     `[N, F, OH, OW]` with `OH = (H + 2 pad - dil (KH - 1) - 1) / stride + 1`
     (likewise for W). Zero padding on both sides; `groups = C = F` is a
     depthwise convolution. A bias is a separate broadcast `train.add` of a
-    `[F, 1, 1]` tensor.
+    `[F, 1, 1]` tensor. Its workspace is the `remat.workspace_bytes`
+    attribute the CPU target's `remat-conv-library` sets (oneDNN's scratch),
+    else none; likewise for both gradients.
 
     ```mlir
     %y = train.conv2d %x, %w {padding = array<i64: 1, 1>} : tensor<8x3x32x32xf32>, tensor<16x3x3x3xf32> -> tensor<8x16x32x32xf32>
@@ -72,7 +75,8 @@ def Train_Conv2DOp : Train_ComputeOp<"conv2d", [], ["isContraction"]> {
   let hasVerifier = 1;
 }
 def Train_Conv2DGradInputOp
-    : Train_GradientOp<"conv2d_grad_input", [], ["isContraction"]> {
+    : Train_GradientOp<"conv2d_grad_input", [],
+                       ["isContraction", "getWorkspaceBytes"]> {
   let summary = "Gradient of conv2d with respect to its input";
   let description = "The attributes are the convolution's.";
   let arguments = (ins Train_FloatTensor:$grad, Train_FloatTensor:$weight,
@@ -86,7 +90,8 @@ def Train_Conv2DGradInputOp
   let hasVerifier = 1;
 }
 def Train_Conv2DGradWeightOp
-    : Train_GradientOp<"conv2d_grad_weight", [], ["isContraction"]> {
+    : Train_GradientOp<"conv2d_grad_weight", [],
+                       ["isContraction", "getWorkspaceBytes"]> {
   let summary = "Gradient of conv2d with respect to its weight";
   let description = "The attributes are the convolution's.";
   let arguments = (ins Train_FloatTensor:$grad, Train_FloatTensor:$input,

@@ -25,6 +25,14 @@ namespace mlir::remat::train {
 /// integers and doubles, stays exact.
 constexpr int64_t kMaxTensorBytes = int64_t(1) << 53;
 
+/// The scratch a target's library needs while an op computes, in bytes
+/// (remat-conv-library sets it on convolutions it hands to oneDNN); the op
+/// reports it through getWorkspaceBytes.
+constexpr llvm::StringLiteral kWorkspaceBytesAttr = "remat.workspace_bytes";
+/// The operand layouts oneDNN runs a convolution in ("blocked" or "plain",
+/// see remat-conv-library).
+constexpr llvm::StringLiteral kConvLayoutAttr = "remat.conv_layout";
+
 /// The bytes of a statically shaped tensor type, 0 for anything else;
 /// std::nullopt where they exceed kMaxTensorBytes (or 64 bits).
 std::optional<int64_t> getCheckedTensorBytes(Type type);
