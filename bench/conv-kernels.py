@@ -3,8 +3,8 @@
 
 For each CNN (the committed examples/resnet.mlir and examples/unet.mlir, and
 a depthwise ResNet generated at the ResNet example's size), compiles the
-step four ways: oneDNN in plain layouts (the default), oneDNN in blocked
-layouts (--cpu-conv-layout=blocked), the runtime's own kernels
+step five ways: oneDNN with --cpu-conv-layout=auto (the default), plain
+and blocked, the runtime's own kernels
 (--cpu-conv-library=false) and the scalar loop nests
 (--cpu-conv-kernels=false). Runs the builds alternately, --rounds times
 --steps SGD steps each, so that all see the same machine. Prints, per model
@@ -50,7 +50,8 @@ def main():
     run([sys.executable, os.path.join(ROOT, "examples", "gen-resnet.py"),
          "--depthwise", "-o", dw])
     models["resnet-depthwise"] = dw
-    builds = (("onednn-plain", []),
+    builds = (("onednn-auto", []),
+              ("onednn-plain", ["--cpu-conv-layout=plain"]),
               ("onednn-blocked", ["--cpu-conv-layout=blocked"]),
               ("kernels", ["--cpu-conv-library=false"]),
               ("loops", ["--cpu-conv-kernels=false"]))

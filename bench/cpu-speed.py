@@ -9,8 +9,8 @@ OPENBLAS_NUM_THREADS=N and REMAT_NUM_THREADS=N, the exported weights and
 data), at each thread count, in interleaved rounds; each figure is the
 fastest step of a run after the first (the least disturbed), median of the
 rounds, and the spread is half the range of PyTorch's rounds. Remat's
-build runs once per --layouts value (--cpu-conv-layout: plain, the
-default, and blocked, oneDNN's faster layouts with operand copies in the
+build runs once per --layouts value (--cpu-conv-layout: auto, the
+default, and blocked, oneDNN's fastest layouts with operand copies in the
 convolutions' workspace; the same build for models without
 convolutions). Then Remat's
 time by op kind, from a profiling build (remat-compile --profile-ops,
@@ -20,7 +20,7 @@ Models: the zoo at bench/arena.py's shapes (zoo_*), and at the sizes of
 bench/torch-side-by-side.py (gpt, gpt512, resnet18, mobilenet_v2, ...).
 
 usage: bench/cpu-speed.py [--models zoo_gpt,resnet18,...] [--threads 1,2]
-       [--layouts plain,blocked] [--rounds 3] [--min-ms 300] [--build build]
+       [--layouts auto,blocked] [--rounds 3] [--min-ms 300] [--build build]
 """
 
 import argparse
@@ -98,7 +98,7 @@ def main():
     p.add_argument("--models", default="zoo_mlp,zoo_small_resnet,zoo_gpt,"
                    "zoo_transformer_encoder,gpt,resnet18,mobilenet_v2")
     p.add_argument("--threads", default="1,2")
-    p.add_argument("--layouts", default="plain,blocked")
+    p.add_argument("--layouts", default="auto,blocked")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--min-ms", type=float, default=300)
     p.add_argument("--build", default=str(ROOT / "build"))

@@ -107,9 +107,10 @@ LogicalResult mlir::remat::verifyCompileOptions(const CompileOptions &o,
   bool deviceStage =
       o.stopAfter == CompileStage::GPU || o.stopAfter == CompileStage::NVVM ||
       o.stopAfter == CompileStage::PTX || o.stopAfter == CompileStage::Cubin;
-  if (o.cpuConvLayout != "blocked" && o.cpuConvLayout != "plain")
+  if (o.cpuConvLayout != "auto" && o.cpuConvLayout != "blocked" &&
+      o.cpuConvLayout != "plain")
     return fail("unknown --cpu-conv-layout '" + o.cpuConvLayout +
-                "'; expected: plain, blocked");
+                "'; expected: auto, blocked, plain");
   if (o.profileOps && o.target != "cpu")
     return fail("--profile-ops times ops on the CPU target; for CUDA, "
                 "remat-run --profile-kernels times each kernel");

@@ -47,17 +47,16 @@ struct ConvLibraryPass
     : public mlir::remat::impl::RematConvLibraryBase<ConvLibraryPass> {
   using Base::Base;
   void runOnOperation() override {
-    if (layout != "blocked" && layout != "plain") {
+    if (layout != "auto" && layout != "blocked" && layout != "plain") {
       getOperation().emitError("remat-conv-library: unknown layout '")
-          << layout << "' (expected blocked or plain)";
+          << layout << "' (expected auto, blocked or plain)";
       return signalPassFailure();
     }
-    bool plain = layout == "plain";
     int n = threads > 0 ? int(threads) : ::remat::defaultConvThreads();
     Builder b(&getContext());
     // An op's footprint: its operands, result and workspace, all live while
     // it computes. No schedule peaks below the largest (with the fixed
-    // part); in plain layouts oneDNN may not raise that floor.
+    // part); under `auto` oneDNN may not raise that floor.
     auto footprint = [](Operation *op) {
       int64_t bytes = 0;
       for (Value v : llvm::concat<Value>(op->getOperands(), op->getResults()))
@@ -73,16 +72,30 @@ struct ConvLibraryPass
       auto type = cast<RankedTensorType>(op->getResult(0).getType());
       if (!type.getElementType().isF32() || !type.hasStaticShape())
         return;
+      // oneDNN's plain primitives are several times slower than the
+      // runtime's kernels on depthwise convolutions.
       const int64_t *weight = d.kind == 2 ? d.out : d.b;
-      if (plain && weight[1] == 1)
+      bool depthwise = weight[1] == 1;
+      int64_t best = -1;
+      StringRef chosen;
+      for (StringRef candidate : {"blocked", "plain"}) {
+        if ((layout != "auto" && layout != candidate) ||
+            (candidate == "plain" && depthwise))
+          continue;
+        d.layout = candidate == "plain" ? ::remat::ConvLayout::Plain
+                                        : ::remat::ConvLayout::Blocked;
+        int64_t bytes = ::remat::convLibraryWorkspace(d, n);
+        if (bytes < 0 || (layout == "auto" && footprint(op) + bytes > floor))
+          continue;
+        // The first that fits: blocked, the faster, then plain.
+        best = bytes;
+        chosen = candidate;
+        break;
+      }
+      if (best < 0)
         return;
-      d.layout =
-          plain ? ::remat::ConvLayout::Plain : ::remat::ConvLayout::Blocked;
-      int64_t bytes = ::remat::convLibraryWorkspace(d, n);
-      if (bytes < 0 || (plain && footprint(op) + bytes > floor))
-        return;
-      op->setAttr(kWorkspaceBytesAttr, b.getI64IntegerAttr(bytes));
-      op->setAttr(kConvLayoutAttr, b.getStringAttr(layout));
+      op->setAttr(kWorkspaceBytesAttr, b.getI64IntegerAttr(best));
+      op->setAttr(kConvLayoutAttr, b.getStringAttr(chosen));
     };
     getOperation().walk([&](Operation *op) {
       if (auto conv = dyn_cast<Conv2DOp>(op))

@@ -218,9 +218,10 @@ bool remat::parseManifest(const std::string &text, Manifest &m,
   }
   m.solver = r.str(root, "", "solver", false);
   m.convLayout = r.str(root, "", "conv_layout", false);
-  if (!m.convLayout.empty() && m.convLayout != "plain" &&
-      m.convLayout != "blocked")
-    return r.fail("field 'conv_layout': expected \"plain\" or \"blocked\"");
+  if (!m.convLayout.empty() && m.convLayout != "auto" &&
+      m.convLayout != "plain" && m.convLayout != "blocked")
+    return r.fail("field 'conv_layout': expected \"auto\", \"plain\" or "
+                  "\"blocked\"");
   if (root.get("cost_model"))
     m.costModel = r.str(root, "", "cost_model");
   if (m.costModel != "flops" && m.costModel != "roofline" &&

@@ -17,4 +17,4 @@ func.func @library_nest_mismatch(%x: memref<1x1x4x4xf32>, %w: memref<1x1x3x3xf32
 }
 
 // RUN: not remat-opt %s --pass-pipeline="builtin.module(func.func(remat-conv-library{layout=nchw16c}))" 2>&1 | FileCheck %s --check-prefix=LAYOUT
-// LAYOUT: error: remat-conv-library: unknown layout 'nchw16c' (expected blocked or plain)
+// LAYOUT: error: remat-conv-library: unknown layout 'nchw16c' (expected auto, blocked or plain)

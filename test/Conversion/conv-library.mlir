@@ -1,6 +1,7 @@
-// RUN: remat-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(remat-conv-library{threads=1}))" | FileCheck %s --check-prefix=STAMP
-// RUN: remat-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(remat-conv-library{threads=1}),convert-train-to-linalg,remat-bufferize-pipeline,func.func(remat-conv-to-runtime))" | FileCheck %s
+// RUN: remat-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(remat-conv-library{threads=1 layout=blocked}))" | FileCheck %s --check-prefix=STAMP
+// RUN: remat-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(remat-conv-library{threads=1 layout=blocked}),convert-train-to-linalg,remat-bufferize-pipeline,func.func(remat-conv-to-runtime))" | FileCheck %s
 // RUN: remat-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(remat-conv-library{threads=1 layout=plain}))" | FileCheck %s --check-prefix=PLAIN
+// RUN: remat-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(remat-conv-library{threads=1}))" | FileCheck %s --check-prefix=AUTO
 // REQUIRES: onednn
 
 // Tests that remat-conv-library records oneDNN's workspace on f32
@@ -16,14 +17,17 @@
 // STAMP-LABEL: func.func @depthwise
 // STAMP: remat.conv_layout = "blocked"
 
-// In plain layouts oneDNN may not raise the largest footprint of an op
-// (operands, result, workspace) in the step: not in a step of one
-// convolution, but beside a larger op. A depthwise convolution keeps the
-// runtime's kernels.
+// In plain layouts a depthwise convolution keeps the runtime's kernels.
 // PLAIN-LABEL: func.func @forward
-// PLAIN-NOT: remat.workspace_bytes
-// PLAIN-LABEL: func.func @beside_a_larger_op
 // PLAIN: train.conv2d {{.*}}remat.conv_layout = "plain", remat.workspace_bytes = {{[0-9]+}} : i64
+
+// The default (auto) may not raise the largest footprint of an op
+// (operands, result, workspace) in the step: not in a step of one
+// convolution, but beside a larger op, with either layout.
+// AUTO-LABEL: func.func @forward
+// AUTO-NOT: remat.workspace_bytes
+// AUTO-LABEL: func.func @beside_a_larger_op
+// AUTO: train.conv2d {{.*}}remat.conv_layout = "{{blocked|plain}}", remat.workspace_bytes = {{[0-9]+}} : i64
 // PLAIN-LABEL: func.func @depthwise
 // PLAIN-NOT: remat.workspace_bytes
 

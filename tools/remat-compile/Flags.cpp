@@ -42,10 +42,12 @@ static auto cpuConvLibrary = flag<bool>(
     cl::init(true));
 static auto cpuConvLayout = flag<std::string>(
     "cpu-conv-layout",
-    "CPU: oneDNN's operand layouts: plain (the step's buffers, a workspace "
-    "of scratch only; depthwise through the runtime's kernels) or blocked "
-    "(faster; copies of the operands in each convolution's workspace)",
-    cl::init("plain"));
+    "CPU: oneDNN's operand layouts: blocked (fastest; copies of the "
+    "operands in each convolution's workspace), plain (the step's buffers; "
+    "oneDNN's scratch only; depthwise through the runtime's kernels) or auto "
+    "(per convolution, blocked or else plain where the workspace does not "
+    "raise the step's floor, else the runtime's kernels)",
+    cl::init("auto"));
 static auto costModel = flag<std::string>(
     "cost-model",
     "Price of recomputing an op: flops (default), roofline (time on the "

@@ -64,11 +64,11 @@ struct CompileOptions {
   /// CPU: f32 convolutions through oneDNN, where the runtime has it
   /// (remat-conv-library), the others through the runtime's kernels.
   bool cpuConvLibrary = true;
-  /// Their layouts (remat-conv-library): "plain" (workspace of scratch
-  /// only) or "blocked" (faster, copies of the operands in the workspace).
-  /// Not tied to the memory limit: builds with and without remat run the
-  /// same kernels and give the same bits.
-  std::string cpuConvLayout = "plain";
+  /// Their layouts (remat-conv-library): "auto" (per convolution, blocked
+  /// or else plain, where the workspace does not raise the step's floor),
+  /// "plain" or "blocked". Not tied to the memory limit: builds with and without remat
+  /// run the same kernels and give the same bits.
+  std::string cpuConvLayout = "auto";
   /// What prices recomputation: "flops", "roofline" (on the target's
   /// built-in description, or `targetDesc`, a JSON file) or "profile" (the
   /// op times in `costProfile`, from remat-run --profile, which implies it).

@@ -73,20 +73,25 @@ def RematConvLibrary : Pass<"remat-conv-library", "func::FuncOp"> {
 
     `layout=blocked` (fastest) lets oneDNN pick blocked layouts, with
     copies of the three operands in the workspace. `layout=plain` keeps the
-    step's NCHW buffers, so the workspace is oneDNN's scratch only; there, a
-    depthwise convolution (one input channel per group), which oneDNN runs
-    several times slower in plain layouts than the runtime's kernels do,
-    and a convolution whose scratch would exceed its result keep the
-    runtime's kernels. So do f64 convolutions, and all of them when the
-    runtime has no oneDNN: no attributes.
+    step's NCHW buffers, so the workspace is oneDNN's scratch (which can be
+    larger: im2col and per-thread buffers); a depthwise convolution (one
+    input channel per group), which oneDNN runs several times slower in
+    plain layouts than the runtime's kernels do, keeps the kernels.
+    `layout=auto` takes, per convolution, blocked or else plain, the first
+    whose operands, result and workspace stay within the largest such
+    footprint of any op in the step (the floor no schedule goes below), and
+    else the runtime's kernels. f64 convolutions,
+    and all of them when the runtime has no oneDNN, keep the kernels: no
+    attributes.
   }];
   let options = [
     Option<"threads", "threads", "int", /*default=*/"0",
            "Threads the step will run convolutions on (0: REMAT_NUM_THREADS, "
            "else the machine's hardware threads, as the runtime)">,
-    Option<"layout", "layout", "std::string", /*default=*/"\"blocked\"",
+    Option<"layout", "layout", "std::string", /*default=*/"\"auto\"",
            "blocked (oneDNN's fastest layouts, operand copies in the "
-           "workspace) or plain (the step's buffers; scratch only)">
+           "workspace), plain (the step's buffers; scratch only) or auto "
+           "(per convolution, blocked or else plain within the step's floor)">
   ];
 }
 

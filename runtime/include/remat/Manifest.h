@@ -61,8 +61,8 @@ struct Manifest {
   /// time model, its predicted step time with and without remat (-1: none).
   std::string costModel = "flops";
   double predictedMs = -1, baselineMs = -1;
-  /// CPU: the layout of the convolutions oneDNN runs ("plain", "blocked"),
-  /// or "" where the runtime's kernels run them all.
+  /// CPU: the --cpu-conv-layout of the convolutions oneDNN runs ("auto",
+  /// "plain", "blocked"), or "" where the runtime's kernels run them all.
   std::string convLayout;
   /// Seconds of timed search the solver spent (0: none); a schedule from a
   /// timed search depends on the machine that compiled it.
