@@ -66,8 +66,8 @@ struct CompileOptions {
   bool cpuConvLibrary = true;
   /// Their layouts (remat-conv-library): "auto" (per convolution, blocked
   /// or else plain, where the workspace does not raise the step's floor),
-  /// "plain" or "blocked". Not tied to the memory limit: builds with and without remat
-  /// run the same kernels and give the same bits.
+  /// "plain" or "blocked". Not tied to the memory limit: builds with and
+  /// without remat run the same kernels and give the same bits.
   std::string cpuConvLayout = "auto";
   /// What prices recomputation: "flops", "roofline" (on the target's
   /// built-in description, or `targetDesc`, a JSON file) or "profile" (the
