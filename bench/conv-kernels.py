@@ -3,9 +3,8 @@
 
 For each CNN (the committed examples/resnet.mlir and examples/unet.mlir, and
 a depthwise ResNet generated at the ResNet example's size), compiles the
-step five ways: oneDNN with --cpu-conv-layout=auto (the default), plain
-and blocked, the runtime's own kernels
-(--cpu-conv-library=false) and the scalar loop nests
+step five ways: oneDNN (--cpu-conv-library) with --cpu-conv-layout=auto,
+plain and blocked, the runtime's own kernels (the default) and the scalar loop nests
 (--cpu-conv-kernels=false). Runs the builds alternately, --rounds times
 --steps SGD steps each, so that all see the same machine. Prints, per model
 and build, the median step time, its speedup over the loops, the predicted
@@ -50,10 +49,12 @@ def main():
     run([sys.executable, os.path.join(ROOT, "examples", "gen-resnet.py"),
          "--depthwise", "-o", dw])
     models["resnet-depthwise"] = dw
-    builds = (("onednn-auto", []),
-              ("onednn-plain", ["--cpu-conv-layout=plain"]),
-              ("onednn-blocked", ["--cpu-conv-layout=blocked"]),
-              ("kernels", ["--cpu-conv-library=false"]),
+    builds = (("onednn-auto", ["--cpu-conv-library"]),
+              ("onednn-plain", ["--cpu-conv-library",
+                                "--cpu-conv-layout=plain"]),
+              ("onednn-blocked", ["--cpu-conv-library",
+                                  "--cpu-conv-layout=blocked"]),
+              ("kernels", []),
               ("loops", ["--cpu-conv-kernels=false"]))
     rows = []
     for name, src in models.items():

@@ -122,7 +122,8 @@ def main():
             x, y = side.make_data(shape, vocab, module)
             out = pathlib.Path(tmp) / name
             remat_export.export_to(module, x, y, "cross_entropy", str(out))
-            builds = [(f"step-{l}", [f"--cpu-conv-layout={l}"])
+            builds = [(f"step-{l}", ["--cpu-conv-library",
+                                     f"--cpu-conv-layout={l}"])
                       for l in layouts]
             for tag, flags in builds + [("profiled", ["--profile-ops"])]:
                 subprocess.run([f"{a.build}/bin/remat-compile",

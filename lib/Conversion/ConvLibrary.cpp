@@ -78,7 +78,7 @@ struct ConvLibraryPass
       bool depthwise = weight[1] == 1;
       int64_t best = -1;
       StringRef chosen;
-      for (StringRef candidate : {"blocked", "plain"}) {
+      for (StringRef candidate : {"plain", "blocked"}) {
         if ((layout != "auto" && layout != candidate) ||
             (candidate == "plain" && depthwise))
           continue;
@@ -87,7 +87,8 @@ struct ConvLibraryPass
         int64_t bytes = ::remat::convLibraryWorkspace(d, n);
         if (bytes < 0 || (layout == "auto" && footprint(op) + bytes > floor))
           continue;
-        // The first that fits: blocked, the faster, then plain.
+        // The first that fits: plain, whose scratch is usually the smaller
+        // (it copies no operands), then blocked.
         best = bytes;
         chosen = candidate;
         break;

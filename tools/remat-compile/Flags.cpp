@@ -39,13 +39,13 @@ static auto cpuConvKernels = flag<bool>(
 static auto cpuConvLibrary = flag<bool>(
     "cpu-conv-library",
     "CPU: f32 convolutions through oneDNN (else the runtime's own kernels)",
-    cl::init(true));
+    cl::init(false));
 static auto cpuConvLayout = flag<std::string>(
     "cpu-conv-layout",
     "CPU: oneDNN's operand layouts: blocked (fastest; copies of the "
     "operands in each convolution's workspace), plain (the step's buffers; "
     "oneDNN's scratch only; depthwise through the runtime's kernels) or auto "
-    "(per convolution, blocked or else plain where the workspace does not "
+    "(per convolution, plain or else blocked where the workspace does not "
     "raise the step's floor, else the runtime's kernels)",
     cl::init("auto"));
 static auto costModel = flag<std::string>(

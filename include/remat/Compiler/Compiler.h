@@ -63,9 +63,9 @@ struct CompileOptions {
   bool cpuConvKernels = true;
   /// CPU: f32 convolutions through oneDNN, where the runtime has it
   /// (remat-conv-library), the others through the runtime's kernels.
-  bool cpuConvLibrary = true;
-  /// Their layouts (remat-conv-library): "auto" (per convolution, blocked
-  /// or else plain, where the workspace does not raise the step's floor),
+  bool cpuConvLibrary = false;
+  /// Their layouts (remat-conv-library): "auto" (per convolution, plain
+  /// or else blocked, where the workspace does not raise the step's floor),
   /// "plain" or "blocked". Not tied to the memory limit: builds with and
   /// without remat run the same kernels and give the same bits.
   std::string cpuConvLayout = "auto";

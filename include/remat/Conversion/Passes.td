@@ -77,7 +77,7 @@ def RematConvLibrary : Pass<"remat-conv-library", "func::FuncOp"> {
     larger: im2col and per-thread buffers); a depthwise convolution (one
     input channel per group), which oneDNN runs several times slower in
     plain layouts than the runtime's kernels do, keeps the kernels.
-    `layout=auto` takes, per convolution, blocked or else plain, the first
+    `layout=auto` takes, per convolution, plain or else blocked, the first
     whose operands, result and workspace stay within the largest such
     footprint of any op in the step (the floor no schedule goes below), and
     else the runtime's kernels. f64 convolutions,
@@ -91,7 +91,7 @@ def RematConvLibrary : Pass<"remat-conv-library", "func::FuncOp"> {
     Option<"layout", "layout", "std::string", /*default=*/"\"auto\"",
            "blocked (oneDNN's fastest layouts, operand copies in the "
            "workspace), plain (the step's buffers; scratch only) or auto "
-           "(per convolution, blocked or else plain within the step's floor)">
+           "(per convolution, plain or else blocked within the step's floor)">
   ];
 }
 
