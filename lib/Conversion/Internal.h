@@ -15,8 +15,8 @@ namespace mlir::remat {
 /// returns null for ops it does not handle.
 Value lowerNNOp(OpBuilder &b, Operation *op);
 /// On the parallel loops of a convolution's loop nest: what the nest
-/// computes, for remat-conv-to-runtime. A dictionary with `kind` (0 forward, 1 input
-/// gradient, 2 weight gradient, the runtime's numbering), `window` (i64
+/// computes, for remat-conv-to-runtime. A dictionary with `kind` (0 forward, 1
+/// input gradient, 2 weight gradient, the runtime's numbering), `window` (i64
 /// array: stride h, w, padding h, w, dilation h, w, groups) and, for a
 /// convolution remat-conv-library handed to oneDNN, `workspace` (i64
 /// bytes) and `layout` (i32: 1 blocked, 0 plain). The nest's two

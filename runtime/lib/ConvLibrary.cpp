@@ -67,6 +67,12 @@ engine &cpuEngine() {
   return e;
 }
 
+/// The step's one host thread submits every primitive to this stream.
+stream &cpuStream() {
+  static stream s(cpuEngine());
+  return s;
+}
+
 /// One operand: the step's plain layout, the primitive's, and the reorder
 /// between them (none when they agree).
 struct Operand {
@@ -225,7 +231,7 @@ bool remat::runConvLibrary(const ConvDesc &d, int threads, const float *a,
     return false;
   omp_set_num_threads(threads);
   engine &eng = cpuEngine();
-  stream s(eng);
+  stream &s = cpuStream();
   auto *base = static_cast<char *>(workspace);
   void *users[3] = {const_cast<float *>(a), const_cast<float *>(b), out};
   std::unordered_map<int, memory> args;

@@ -6,8 +6,9 @@
 // zero terms), on random geometries with strides, padding, dilation and
 // groups. The forward and input-gradient kernels must match bit for bit;
 // the weight gradient sums in another order and must match to rounding.
-// oneDNN's primitives (f32) sum in their own order: all three must agree
-// with the reference to a rounding bound on the same random geometries.
+// oneDNN's primitives (f32, plain and blocked layouts) sum in their own
+// order: all three must agree with the reference to a rounding bound on
+// the same random geometries.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +18,7 @@
 #include "gtest/gtest.h"
 
 #include <cmath>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -180,25 +182,45 @@ template <typename T> void checkCase(const Case &k, std::mt19937 &rng) {
         << "weight gradient, element " << i;
 }
 
+/// A random geometry with strides, padding, dilation and groups, or none
+/// when the draw has no output.
+std::optional<Case> randomCase(std::mt19937 &rng) {
+  std::uniform_int_distribution<int64_t> small(1, 3), size(1, 11);
+  Case k;
+  k.groups = small(rng);
+  k.n = small(rng);
+  k.c = k.groups * small(rng);
+  k.f = k.groups * small(rng);
+  k.h = size(rng), k.w = size(rng);
+  k.kh = small(rng), k.kw = small(rng);
+  k.strideH = small(rng), k.strideW = small(rng);
+  k.padH = small(rng) - 1, k.padW = small(rng) - 1;
+  k.dilH = small(rng), k.dilW = small(rng);
+  if (k.oh() < 1 || k.ow() < 1 || k.h + 2 * k.padH < k.dilH * (k.kh - 1) + 1 ||
+      k.w + 2 * k.padW < k.dilW * (k.kw - 1) + 1)
+    return std::nullopt;
+  return k;
+}
+
+/// The shapes of the example models' layers: wide rows that take the
+/// vectorized paths, strided and depthwise ones.
+const Case kModelLayers[] = {
+    {2, 16, 32, 32, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1},
+    {2, 16, 32, 32, 32, 3, 3, 2, 2, 1, 1, 1, 1, 1},
+    {2, 16, 32, 32, 32, 1, 1, 2, 2, 0, 0, 1, 1, 1},
+    {2, 32, 16, 16, 32, 3, 3, 1, 1, 1, 1, 1, 1, 32},
+    {1, 3, 40, 40, 8, 7, 7, 2, 2, 3, 3, 1, 1, 1},
+    {1, 8, 24, 24, 8, 3, 3, 1, 1, 2, 2, 2, 2, 2},
+};
+
 TEST(Conv, MatchesTheLoopNestOnRandomGeometries) {
   std::mt19937 rng(12345);
-  std::uniform_int_distribution<int64_t> small(1, 3), size(1, 11);
   int checked = 0;
   while (checked < 300) {
-    Case k;
-    k.groups = small(rng);
-    k.n = small(rng);
-    k.c = k.groups * small(rng);
-    k.f = k.groups * small(rng);
-    k.h = size(rng), k.w = size(rng);
-    k.kh = small(rng), k.kw = small(rng);
-    k.strideH = small(rng), k.strideW = small(rng);
-    k.padH = small(rng) - 1, k.padW = small(rng) - 1;
-    k.dilH = small(rng), k.dilW = small(rng);
-    if (k.oh() < 1 || k.ow() < 1 ||
-        k.h + 2 * k.padH < k.dilH * (k.kh - 1) + 1 ||
-        k.w + 2 * k.padW < k.dilW * (k.kw - 1) + 1)
+    std::optional<Case> drawn = randomCase(rng);
+    if (!drawn)
       continue;
+    const Case &k = *drawn;
     if (checked % 2)
       checkCase<float>(k, rng);
     else
@@ -242,19 +264,9 @@ TEST(Conv, ResultsDoNotDependOnTheThreadCount) {
   }
 }
 
-// The shapes of the example models' layers: wide rows that take the
-// vectorized paths, strided and depthwise ones.
 TEST(Conv, MatchesTheLoopNestOnModelLayers) {
   std::mt19937 rng(7);
-  const Case cases[] = {
-      {2, 16, 32, 32, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1},
-      {2, 16, 32, 32, 32, 3, 3, 2, 2, 1, 1, 1, 1, 1},
-      {2, 16, 32, 32, 32, 1, 1, 2, 2, 0, 0, 1, 1, 1},
-      {2, 32, 16, 16, 32, 3, 3, 1, 1, 1, 1, 1, 1, 32},
-      {1, 3, 40, 40, 8, 7, 7, 2, 2, 3, 3, 1, 1, 1},
-      {1, 8, 24, 24, 8, 3, 3, 1, 1, 2, 2, 2, 2, 2},
-  };
-  for (const Case &k : cases) {
+  for (const Case &k : kModelLayers) {
     checkCase<float>(k, rng);
     if (HasFatalFailure())
       return;
@@ -265,13 +277,12 @@ TEST(Conv, MatchesTheLoopNestOnModelLayers) {
 bool library(int32_t kind, const Case &k, const std::vector<float> &a,
              const std::vector<int64_t> &aShape, const std::vector<float> &b,
              const std::vector<int64_t> &bShape, std::vector<float> &out,
-             const std::vector<int64_t> &outShape, int threads) {
+             const std::vector<int64_t> &outShape, int threads,
+             remat::ConvLayout layout) {
   remat::ConvDesc d{
-      kind,
-      {k.strideH, k.strideW, k.padH, k.padW, k.dilH, k.dilW, k.groups},
-      {},
-      {},
-      {}};
+      kind, {k.strideH, k.strideW, k.padH, k.padW, k.dilH, k.dilW, k.groups},
+      {},   {},
+      {},   layout};
   std::copy(aShape.begin(), aShape.end(), d.a);
   std::copy(bShape.begin(), bShape.end(), d.b);
   std::copy(outShape.begin(), outShape.end(), d.out);
@@ -292,12 +303,14 @@ bool library(int32_t kind, const Case &k, const std::vector<float> &a,
 
 /// Each oneDNN result against the reference: within a few roundings of the
 /// sum of its terms' magnitudes.
-void checkLibraryCase(const Case &k, std::mt19937 &rng, int threads) {
+void checkLibraryCase(const Case &k, std::mt19937 &rng, int threads,
+                      remat::ConvLayout layout) {
   SCOPED_TRACE(testing::Message()
                << "n" << k.n << " c" << k.c << " " << k.h << "x" << k.w << " f"
                << k.f << " k" << k.kh << "x" << k.kw << " s" << k.strideH << ","
                << k.strideW << " p" << k.padH << "," << k.padW << " d" << k.dilH
-               << "," << k.dilW << " g" << k.groups << " threads " << threads);
+               << "," << k.dilW << " g" << k.groups << " threads " << threads
+               << " layout " << int(layout));
   std::vector<int64_t> xs = {k.n, k.c, k.h, k.w},
                        ws = {k.f, k.cg(), k.kh, k.kw},
                        ys = {k.n, k.f, k.oh(), k.ow()};
@@ -305,9 +318,9 @@ void checkLibraryCase(const Case &k, std::mt19937 &rng, int threads) {
                      w = random<float>(k.f * k.cg() * k.kh * k.kw, rng),
                      dy = random<float>(k.n * k.f * k.oh() * k.ow(), rng);
   std::vector<float> y(dy.size(), 7.0f), dx(x.size(), 7.0f), dw(w.size(), 7.0f);
-  ASSERT_TRUE(library(0, k, x, xs, w, ws, y, ys, threads));
-  ASSERT_TRUE(library(1, k, dy, ys, w, ws, dx, xs, threads));
-  ASSERT_TRUE(library(2, k, x, xs, dy, ys, dw, ws, threads));
+  ASSERT_TRUE(library(0, k, x, xs, w, ws, y, ys, threads, layout));
+  ASSERT_TRUE(library(1, k, dy, ys, w, ws, dx, xs, threads, layout));
+  ASSERT_TRUE(library(2, k, x, xs, dy, ys, dw, ws, threads, layout));
   // The references in double, and the same sums over |terms| for bounds.
   std::vector<double> xd(x.begin(), x.end()), wd(w.begin(), w.end()),
       dyd(dy.begin(), dy.end());
@@ -339,24 +352,14 @@ TEST(ConvLibrary, MatchesTheReferenceOnRandomGeometries) {
   if (!remat::haveConvLibrary())
     GTEST_SKIP() << "the runtime was built without oneDNN";
   std::mt19937 rng(2468);
-  std::uniform_int_distribution<int64_t> small(1, 3), size(1, 11);
   int checked = 0;
   while (checked < 150) {
-    Case k;
-    k.groups = small(rng);
-    k.n = small(rng);
-    k.c = k.groups * small(rng);
-    k.f = k.groups * small(rng);
-    k.h = size(rng), k.w = size(rng);
-    k.kh = small(rng), k.kw = small(rng);
-    k.strideH = small(rng), k.strideW = small(rng);
-    k.padH = small(rng) - 1, k.padW = small(rng) - 1;
-    k.dilH = small(rng), k.dilW = small(rng);
-    if (k.oh() < 1 || k.ow() < 1 ||
-        k.h + 2 * k.padH < k.dilH * (k.kh - 1) + 1 ||
-        k.w + 2 * k.padW < k.dilW * (k.kw - 1) + 1)
+    std::optional<Case> drawn = randomCase(rng);
+    if (!drawn)
       continue;
-    checkLibraryCase(k, rng, 1 + checked % 2);
+    const Case &k = *drawn;
+    checkLibraryCase(k, rng, 1 + checked % 2,
+                     remat::ConvLayout(checked / 2 % 2));
     if (HasFatalFailure())
       return;
     ++checked;
@@ -370,16 +373,9 @@ TEST(ConvLibrary, MatchesTheReferenceOnModelLayersAndRepeats) {
   if (!remat::haveConvLibrary())
     GTEST_SKIP() << "the runtime was built without oneDNN";
   std::mt19937 rng(8);
-  const Case cases[] = {
-      {2, 16, 32, 32, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1},
-      {2, 16, 32, 32, 32, 3, 3, 2, 2, 1, 1, 1, 1, 1},
-      {2, 16, 32, 32, 32, 1, 1, 2, 2, 0, 0, 1, 1, 1},
-      {2, 32, 16, 16, 32, 3, 3, 1, 1, 1, 1, 1, 1, 32},
-      {1, 3, 40, 40, 8, 7, 7, 2, 2, 3, 3, 1, 1, 1},
-      {1, 8, 24, 24, 8, 3, 3, 1, 1, 2, 2, 2, 2, 2},
-  };
-  for (const Case &k : cases) {
-    checkLibraryCase(k, rng, 2);
+  for (const Case &k : kModelLayers) {
+    for (auto layout : {remat::ConvLayout::Plain, remat::ConvLayout::Blocked})
+      checkLibraryCase(k, rng, 2, layout);
     if (HasFatalFailure())
       return;
     std::vector<int64_t> xs = {k.n, k.c, k.h, k.w},
@@ -388,8 +384,10 @@ TEST(ConvLibrary, MatchesTheReferenceOnModelLayersAndRepeats) {
     std::vector<float> x = random<float>(k.n * k.c * k.h * k.w, rng),
                        dy = random<float>(k.n * k.f * k.oh() * k.ow(), rng);
     std::vector<float> first(k.f * k.cg() * k.kh * k.kw), again(first.size());
-    ASSERT_TRUE(library(2, k, x, xs, dy, ys, first, ws, 2));
-    ASSERT_TRUE(library(2, k, x, xs, dy, ys, again, ws, 2));
+    ASSERT_TRUE(
+        library(2, k, x, xs, dy, ys, first, ws, 2, remat::ConvLayout::Blocked));
+    ASSERT_TRUE(
+        library(2, k, x, xs, dy, ys, again, ws, 2, remat::ConvLayout::Blocked));
     EXPECT_EQ(first, again);
   }
 }
